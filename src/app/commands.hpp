@@ -1,0 +1,15 @@
+#pragma once
+
+#include "cli/options.hpp"
+#include "common/exit_code.hpp"
+
+namespace rbdsync::app {
+
+/// `rbd-sync run`: takes the guard before anything else, then syncs Ceph into
+/// PostgreSQL in one transaction. Returns the exit code; failures throw Error.
+ExitCode run_sync(const cli::Config& config);
+
+/// `rbd-sync migrate`: brings the database schema up to this binary's version.
+ExitCode run_migrate(const cli::Config& config);
+
+}  // namespace rbdsync::app

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rbdsync::cli {
+
+/// Every flag name, in one place, so each command spells them the same way.
+/// Where a flag means what it means in `rbd` or `flock(1)`, the spelling is theirs.
+namespace flag {
+inline constexpr const char* k_db = "db";
+inline constexpr const char* k_lock_file = "lock-file";
+inline constexpr const char* k_ceph_conf = "ceph-conf";
+inline constexpr const char* k_id = "id";
+inline constexpr const char* k_name = "name";
+inline constexpr const char* k_keyring = "keyring";
+inline constexpr const char* k_pool = "pool";
+inline constexpr const char* k_ceph_timeout = "ceph-timeout";
+inline constexpr const char* k_format = "format";
+inline constexpr const char* k_json = "json";
+inline constexpr const char* k_verbose = "verbose";
+inline constexpr const char* k_quiet = "quiet";
+inline constexpr const char* k_log_level = "log-level";
+inline constexpr const char* k_help = "help";
+inline constexpr const char* k_version = "version";
+}  // namespace flag
+
+/// Where the lock file lives unless --lock-file says otherwise. /run/lock is on every
+/// Linux host and writable by root; the package gives the directory to the group
+/// that cron, the web backend and admins share.
+inline constexpr const char* k_default_lock_file = "/run/lock/rbd-sync/sync.lock";
+/// The libpq service used unless --db says otherwise (pg_service.conf + .pgpass).
+inline constexpr const char* k_default_db = "service=rbd-sync";
+
+enum class Command { run, migrate, help, version };
+enum class OutputFormat { plain, json };
+
+/// The command line, checked and turned into plain values.
+struct Config {
+  Command command = Command::help;
+  std::string db = k_default_db;
+  std::string lock_file = k_default_lock_file;
+  std::string ceph_conf;                   ///< empty: librados' own search
+  std::string ceph_client = "client.admin";  ///< as `rbd`: --id admin
+  std::string keyring;                     ///< empty: from ceph.conf
+  std::vector<std::string> pools;          ///< empty: every pool with the rbd application
+  int ceph_timeout_seconds = 30;
+  OutputFormat format = OutputFormat::plain;
+  std::string log_level = "warn";
+  bool quiet = false;
+  std::string help_text;  ///< filled for Command::help
+};
+
+/// Parses argv. Throws Error(ExitCode::usage) naming the bad option and the fix.
+Config parse(int argc, const char* const argv[]);
+
+}  // namespace rbdsync::cli

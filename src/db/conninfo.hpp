@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+
+namespace rbdsync::db {
+
+/// Rejects a `--db` value that cannot be used safely: one libpq cannot parse
+/// (Error(ExitCode::config)) or one that carries a password (Error(ExitCode::usage)),
+/// since a command line is visible to every user through ps and /proc.
+/// Accepts both `key=value` strings (including `service=NAME`) and URIs.
+void check_conninfo(const std::string& conninfo);
+
+/// `conninfo` as it may be shown in logs and errors: its non-empty settings, never a
+/// password, as `key=value` pairs.
+std::string describe_conninfo(const std::string& conninfo);
+
+}  // namespace rbdsync::db

@@ -42,7 +42,12 @@ std::string parent_of(const std::string& path) {
 
 void make_parent_directory(const std::string& path) {
   const std::string dir = parent_of(path);
-  if (::mkdir(dir.c_str(), k_dir_mode) == 0 || errno == EEXIST) {
+  if (::mkdir(dir.c_str(), k_dir_mode) == 0) {
+    // mkdir(2) applies the umask; the directory is shared by the group on purpose.
+    ::chmod(dir.c_str(), k_dir_mode);
+    return;
+  }
+  if (errno == EEXIST) {
     return;
   }
   const int error_number = errno;

@@ -1,0 +1,108 @@
+#pragma once
+
+/// What the integration tests share: the real throwaway Ceph cluster and PostgreSQL
+/// server that scripts/test.sh starts (found through RBDSYNC_TEST_* variables), and a
+/// way to run the real rbd-sync binary.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+#include <rados/librados.hpp>
+#include <rbd/librbd.hpp>
+
+#include "support/scoped_temp_dir.hpp"
+
+namespace rbdsync::testing {
+
+/// The value of an environment variable that scripts/test.sh sets. Throws when it is
+/// unset: a missing service fails the test, it never skips it.
+std::string required_env(const char* name);
+
+/// A name no other test (or test run) uses: "<prefix>-<pid>-<n>".
+std::string unique_name(const std::string& prefix);
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  double seconds = 0.0;
+};
+
+/// Runs the rbd-sync binary under test with `args` and waits for it (killing it after
+/// `timeout_seconds`).
+RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds = 120);
+
+/// Runs any program and waits for it; stdout and stderr are captured.
+RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds = 120);
+
+/// An admin connection to the test cluster, for making fixtures.
+class CephAdmin {
+ public:
+  CephAdmin();
+  ~CephAdmin();
+
+  /// Creates a pool; with `rbd`, initialises it for RBD as `rbd pool init` does.
+  void create_pool(const std::string& name, bool rbd = true);
+  void delete_pool(const std::string& name);
+  std::int64_t pool_id(const std::string& name);
+  std::string fsid();
+  librados::IoCtx io(const std::string& pool, const std::string& ns = "");
+
+  void create_namespace(const std::string& pool, const std::string& ns);
+  /// Creates an image and returns its id.
+  std::string create_image(const std::string& pool, const std::string& name, std::uint64_t size,
+                           std::uint64_t features = 0x3d, int order = 22,
+                           const std::string& ns = "");
+  void remove_image(const std::string& pool, const std::string& name);
+  void resize_image(const std::string& pool, const std::string& name, std::uint64_t size);
+  void snapshot(const std::string& pool, const std::string& image, const std::string& snap,
+                bool protect);
+  /// Clones pool/image@snap to pool/clone; returns the clone's id.
+  std::string clone(const std::string& pool, const std::string& image, const std::string& snap,
+                    const std::string& clone_name);
+
+ private:
+  librados::Rados m_rados;
+  std::vector<std::string> m_pools;  ///< deleted on destruction
+};
+
+/// A fresh database on the test server, migrated or not, dropped on destruction.
+class TestDatabase {
+ public:
+  TestDatabase();
+  ~TestDatabase();
+
+  /// The conninfo rbd-sync gets with --db (no password: it comes from PGPASSFILE).
+  const std::string& conninfo() const { return m_conninfo; }
+  /// A new connection, for checking what rbd-sync wrote.
+  std::unique_ptr<pqxx::connection> connect() const;
+  /// Runs `sql` and returns every row's columns joined by '|', rows sorted.
+  std::vector<std::string> rows(const std::string& sql) const;
+  /// md5 of every inventory table's sorted contents: equal before and after means
+  /// nothing changed.
+  std::string checksum() const;
+
+ private:
+  std::string m_name;
+  std::string m_conninfo;
+};
+
+/// Each test gets its own database, lock file and pool names.
+class IntegrationTest : public ::testing::Test {
+ protected:
+  /// `run` arguments pointing at the test services, as client.rbdsync.
+  std::vector<std::string> run_args(const std::vector<std::string>& extra = {}) const;
+  RunResult migrate() const;
+  RunResult sync(const std::vector<std::string>& extra = {}) const;
+
+  CephAdmin ceph;
+  TestDatabase db;
+  ScopedTempDir dir;
+  std::string lock_file = dir.file("sync.lock");
+};
+
+}  // namespace rbdsync::testing

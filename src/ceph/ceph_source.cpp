@@ -7,9 +7,9 @@
 #include <set>
 #include <utility>
 
+#include <spdlog/spdlog.h>
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
-#include <spdlog/spdlog.h>
 
 #include "common/error.hpp"
 

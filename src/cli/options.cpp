@@ -70,14 +70,12 @@ OutputFormat parse_format(const std::string& name) {
   if (name == "json") {
     return OutputFormat::json;
   }
-  throw Error(ExitCode::usage, "--format must be plain or json, not '" + name + "'",
-              k_usage_hint);
+  throw Error(ExitCode::usage, "--format must be plain or json, not '" + name + "'", k_usage_hint);
 }
 
 std::string client_name(const cxxopts::ParseResult& result) {
   if (result.count(flag::k_id) != 0 && result.count(flag::k_name) != 0) {
-    throw Error(ExitCode::usage, "--id and --name both name the Ceph client",
-                "give one of them");
+    throw Error(ExitCode::usage, "--id and --name both name the Ceph client", "give one of them");
   }
   if (result.count(flag::k_name) != 0) {
     const auto name = result[flag::k_name].as<std::string>();
@@ -147,8 +145,7 @@ Config parse(int argc, const char* const argv[]) {
         require_non_empty(pool, flag::k_pool);
       }
       std::sort(config.pools.begin(), config.pools.end());
-      config.pools.erase(std::unique(config.pools.begin(), config.pools.end()),
-                         config.pools.end());
+      config.pools.erase(std::unique(config.pools.begin(), config.pools.end()), config.pools.end());
     }
     config.ceph_timeout_seconds = result[flag::k_ceph_timeout].as<int>();
     if (config.ceph_timeout_seconds < 1 || config.ceph_timeout_seconds > 3600) {
@@ -161,10 +158,9 @@ Config parse(int argc, const char* const argv[]) {
                         ? OutputFormat::json
                         : parse_format(result[flag::k_format].as<std::string>());
     config.quiet = result.count(flag::k_quiet) != 0;
-    config.log_level = result.count(flag::k_verbose) != 0
-                           ? "debug"
-                           : result[flag::k_log_level].as<std::string>();
-    static const std::vector<std::string> k_levels = {"trace", "debug", "info", "warn",
+    config.log_level =
+        result.count(flag::k_verbose) != 0 ? "debug" : result[flag::k_log_level].as<std::string>();
+    static const std::vector<std::string> k_levels = {"trace", "debug",    "info", "warn",
                                                       "error", "critical", "off"};
     if (std::find(k_levels.begin(), k_levels.end(), config.log_level) == k_levels.end()) {
       throw Error(ExitCode::usage, "unknown --log-level '" + config.log_level + "'",

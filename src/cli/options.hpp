@@ -40,10 +40,10 @@ struct Config {
   Command command = Command::help;
   std::string db = k_default_db;
   std::string lock_file = k_default_lock_file;
-  std::string ceph_conf;                   ///< empty: librados' own search
+  std::string ceph_conf;                     ///< empty: librados' own search
   std::string ceph_client = "client.admin";  ///< as `rbd`: --id admin
-  std::string keyring;                     ///< empty: from ceph.conf
-  std::vector<std::string> pools;          ///< empty: every pool with the rbd application
+  std::string keyring;                       ///< empty: from ceph.conf
+  std::vector<std::string> pools;            ///< empty: every pool with the rbd application
   int ceph_timeout_seconds = 30;
   OutputFormat format = OutputFormat::plain;
   std::string log_level = "warn";

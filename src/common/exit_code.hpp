@@ -8,19 +8,21 @@ namespace rbdsync {
 
 enum class ExitCode : int {
   ok = 0,
-  usage = 64,            ///< bad command line
-  data = 65,             ///< bad data from Ceph or in the database
-  unavailable = 69,      ///< Ceph or PostgreSQL unreachable or timed out
-  internal = 70,         ///< a bug, including unexpected exceptions
-  cant_create = 73,      ///< the lock file or its directory cannot be created or opened
-  already_running = 75,  ///< another sync holds the guard
-  no_permission = 77,    ///< cephx or PostgreSQL refused authentication or authorisation
-  config = 78,           ///< missing keyring, bad conninfo, unknown pool, schema not migrated
+  usage = 64,              ///< bad command line
+  data = 65,               ///< bad data from Ceph or in the database
+  unavailable = 69,        ///< Ceph or PostgreSQL unreachable or timed out
+  internal = 70,           ///< a bug, including unexpected exceptions
+  cant_create = 73,        ///< the lock file or its directory cannot be created or opened
+  already_running = 75,    ///< another sync holds the guard
+  no_permission = 77,      ///< cephx or PostgreSQL refused authentication or authorisation
+  config = 78,             ///< missing keyring, bad conninfo, unknown pool, schema not migrated
   interrupted_int = 130,   ///< SIGINT before commit; database unchanged
   interrupted_term = 143,  ///< SIGTERM before commit; database unchanged
 };
 
 /// The integer a process returns for `code`.
-constexpr int to_int(ExitCode code) { return static_cast<int>(code); }
+constexpr int to_int(ExitCode code) {
+  return static_cast<int>(code);
+}
 
 }  // namespace rbdsync

@@ -4,8 +4,8 @@
 #include <limits>
 #include <utility>
 
-#include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
+#include <pqxx/pqxx>
 
 #include "common/error.hpp"
 #include "db/conninfo.hpp"
@@ -166,8 +166,8 @@ class PgTransaction : public sync::SinkTransaction {
                "FROM rbdsync.images WHERE fsid = $1",
                fsid)) {
         Image image;
-        image.key = ImageKey{row[0].as<std::int64_t>(), row[1].as<std::string>(),
-                             row[2].as<std::string>()};
+        image.key =
+            ImageKey{row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>()};
         image.name = row[3].as<std::string>();
         image.size_bytes = static_cast<std::uint64_t>(row[4].as<std::int64_t>());
         image.object_size = static_cast<std::uint64_t>(row[5].as<std::int64_t>());
@@ -187,8 +187,7 @@ class PgTransaction : public sync::SinkTransaction {
       }
       // Images first: removed pools' images are listed in removed_images too.
       for (const ImageKey& key : changes.removed_images) {
-        m_work.exec_prepared("delete_image", fsid, key.pool_id, key.pool_namespace,
-                             key.image_id);
+        m_work.exec_prepared("delete_image", fsid, key.pool_id, key.pool_namespace, key.image_id);
       }
       for (const std::int64_t pool_id : changes.removed_pools) {
         m_work.exec_prepared("delete_pool", fsid, pool_id);
@@ -210,7 +209,8 @@ class PgTransaction : public sync::SinkTransaction {
   void write_image(const char* statement, const std::string& fsid, const Image& image) {
     const std::string what = "image id " + image.key.image_id;
     m_work.exec_prepared(statement, fsid, image.key.pool_id, image.key.pool_namespace,
-                         image.key.image_id, image.name, to_bigint(image.size_bytes, what + " size"),
+                         image.key.image_id, image.name,
+                         to_bigint(image.size_bytes, what + " size"),
                          to_bigint(image.object_size, what + " object size"),
                          static_cast<std::int64_t>(image.features), feature_array(image.features));
   }
@@ -259,14 +259,14 @@ void PgStore::require_current_schema() {
   const int wanted = latest_schema_version();
   if (found < wanted) {
     throw Error(ExitCode::config,
-                "database schema is at version " + std::to_string(found) + ", this rbd-sync needs " +
-                    std::to_string(wanted),
+                "database schema is at version " + std::to_string(found) +
+                    ", this rbd-sync needs " + std::to_string(wanted),
                 "run 'rbd-sync migrate' with the same --db");
   }
   if (found > wanted) {
     throw Error(ExitCode::config,
-                "database schema version " + std::to_string(found) + " is newer than this rbd-sync (" +
-                    std::to_string(wanted) + ")",
+                "database schema version " + std::to_string(found) +
+                    " is newer than this rbd-sync (" + std::to_string(wanted) + ")",
                 "upgrade rbd-sync to the version that migrated this database");
   }
 }

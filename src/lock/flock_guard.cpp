@@ -99,8 +99,7 @@ std::optional<FlockGuard> FlockGuard::try_acquire(const std::string& path) {
     }
     if (errno != EINTR) {
       const int error_number = errno;
-      throw Error(ExitCode::cant_create,
-                  "cannot lock '" + path + "': " + errno_text(error_number),
+      throw Error(ExitCode::cant_create, "cannot lock '" + path + "': " + errno_text(error_number),
                   "put the lock file on a local filesystem that supports flock(2)");
     }
   }

@@ -16,8 +16,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-SyncReport Syncer::run(InventorySource& source, InventorySink& sink,
-                       const SyncOptions& options) {
+SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SyncReport report;
 

@@ -16,16 +16,16 @@ namespace rbdsync::testing {
 class FakeInventorySource : public sync::InventorySource {
  public:
   std::string fsid = "00000000-0000-4000-8000-000000000001";
-  std::vector<inventory::Pool> pools;           ///< every pool has the rbd application
-  std::vector<inventory::Image> images;         ///< keyed by pool id
-  std::set<std::string> vanish_on_read;         ///< image ids listed but gone when read
-  std::set<std::string> fail_on_read;           ///< image ids whose read throws
+  std::vector<inventory::Pool> pools;    ///< every pool has the rbd application
+  std::vector<inventory::Image> images;  ///< keyed by pool id
+  std::set<std::string> vanish_on_read;  ///< image ids listed but gone when read
+  std::set<std::string> fail_on_read;    ///< image ids whose read throws
   int reads = 0;
 
   void add_pool(std::int64_t id, const std::string& name) { pools.push_back({id, name}); }
 
-  inventory::Image& add_image(std::int64_t pool_id, const std::string& id,
-                              const std::string& name, std::uint64_t size = 1 << 30) {
+  inventory::Image& add_image(std::int64_t pool_id, const std::string& id, const std::string& name,
+                              std::uint64_t size = 1 << 30) {
     inventory::Image image;
     image.key = {pool_id, "", id};
     image.name = name;

@@ -61,8 +61,8 @@ class FlockHolder {
     m_pid = ::fork();
     if (m_pid == 0) {
       ::dup2(write_end.get(), STDOUT_FILENO);
-      ::execlp("flock", "flock", "--nonblock", path.c_str(), "sh", "-c", "echo locked; exec sleep 60",
-               static_cast<char*>(nullptr));
+      ::execlp("flock", "flock", "--nonblock", path.c_str(), "sh", "-c",
+               "echo locked; exec sleep 60", static_cast<char*>(nullptr));
       ::_exit(127);
     }
     write_end.reset();
@@ -94,11 +94,16 @@ class BusyGuardTest : public ::testing::Test {
   }
 
   std::vector<std::string> args(const std::vector<std::string>& extra = {}) const {
-    std::vector<std::string> result{
-        "run",         "--lock-file", lock_file, "--ceph-conf", dir.file("ceph.conf"),
-        "--db",        "host=127.0.0.1 port=" + std::to_string(postgres.port()) +
-                           " dbname=x user=y connect_timeout=2",
-        "--ceph-timeout", "2"};
+    std::vector<std::string> result{"run",
+                                    "--lock-file",
+                                    lock_file,
+                                    "--ceph-conf",
+                                    dir.file("ceph.conf"),
+                                    "--db",
+                                    "host=127.0.0.1 port=" + std::to_string(postgres.port()) +
+                                        " dbname=x user=y connect_timeout=2",
+                                    "--ceph-timeout",
+                                    "2"};
     result.insert(result.end(), extra.begin(), extra.end());
     return result;
   }

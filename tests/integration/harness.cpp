@@ -23,7 +23,9 @@ void check(int r, const std::string& what) {
   }
 }
 
-std::string quote_ident(const std::string& name) { return "\"" + name + "\""; }
+std::string quote_ident(const std::string& name) {
+  return "\"" + name + "\"";
+}
 
 }  // namespace
 
@@ -104,8 +106,7 @@ RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds)
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
@@ -200,8 +201,7 @@ void CephAdmin::remove_image(const std::string& pool, const std::string& name) {
   check(api.remove(pool_io, name.c_str()), "removing image " + name);
 }
 
-void CephAdmin::resize_image(const std::string& pool, const std::string& name,
-                             std::uint64_t size) {
+void CephAdmin::resize_image(const std::string& pool, const std::string& name, std::uint64_t size) {
   librados::IoCtx pool_io = io(pool);
   librbd::RBD api;
   librbd::Image image;
@@ -226,8 +226,7 @@ std::string CephAdmin::clone(const std::string& pool, const std::string& image,
   librados::IoCtx pool_io = io(pool);
   librbd::RBD api;
   int order = 0;
-  check(api.clone(pool_io, image.c_str(), snap.c_str(), pool_io, clone_name.c_str(), 0x3d,
-                  &order),
+  check(api.clone(pool_io, image.c_str(), snap.c_str(), pool_io, clone_name.c_str(), 0x3d, &order),
         "cloning " + image + "@" + snap);
   librbd::Image cloned;
   check(api.open_read_only(pool_io, cloned, clone_name.c_str(), nullptr), "opening clone");

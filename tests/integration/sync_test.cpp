@@ -49,9 +49,9 @@ TEST_F(SyncTest, FirstSyncStoresEveryImageWithItsSizeObjectSizeAndFeatures) {
                               "|b|10485760|1048576|1|{layering}",
                               "tenant|c|5242880|4194304|61|" + all,
                           }));
-  EXPECT_EQ(db.rows("SELECT image_id FROM rbdsync.images WHERE name = 'a' AND pool_id = " +
-                    pool_id),
-            std::vector<std::string>{id_a});
+  EXPECT_EQ(
+      db.rows("SELECT image_id FROM rbdsync.images WHERE name = 'a' AND pool_id = " + pool_id),
+      std::vector<std::string>{id_a});
   EXPECT_EQ(db.rows("SELECT fsid, name FROM rbdsync.pools WHERE pool_id = " + pool_id),
             std::vector<std::string>{ceph.fsid() + "|" + pool});
 }
@@ -127,8 +127,7 @@ TEST_F(SyncTest, UnknownPoolFailsWithConfigAndLeavesTheDatabaseUnchanged) {
 
   const RunResult result = sync({"--pool", pool, "--pool", "no-such-pool"});
   EXPECT_EQ(result.exit_code, 78);
-  EXPECT_NE(result.err.find("pool 'no-such-pool' does not exist"), std::string::npos)
-      << result.err;
+  EXPECT_NE(result.err.find("pool 'no-such-pool' does not exist"), std::string::npos) << result.err;
   EXPECT_EQ(db.checksum(), before);
 }
 

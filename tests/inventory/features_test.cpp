@@ -12,7 +12,9 @@ TEST(FeatureNames, DefaultImageFeaturesAreNamedAsRbdInfoDoes) {
                                       "deep-flatten"}));
 }
 
-TEST(FeatureNames, NoBitsGiveNoNames) { EXPECT_TRUE(feature_names(0).empty()); }
+TEST(FeatureNames, NoBitsGiveNoNames) {
+  EXPECT_TRUE(feature_names(0).empty());
+}
 
 TEST(FeatureNames, UnknownBitsAreKeptNotDropped) {
   EXPECT_EQ(feature_names((1ULL << 40) | 1),

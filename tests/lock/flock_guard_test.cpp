@@ -51,7 +51,10 @@ TEST(FlockGuard, SecondGuardOnSameFileFailsWithoutWaiting) {
 TEST(FlockGuard, DestroyingTheGuardReleasesTheLockAndKeepsTheFile) {
   ScopedTempDir dir;
   const std::string path = dir.file("sync.lock");
-  { const auto guard = FlockGuard::try_acquire(path); ASSERT_TRUE(guard); }
+  {
+    const auto guard = FlockGuard::try_acquire(path);
+    ASSERT_TRUE(guard);
+  }
   EXPECT_TRUE(std::filesystem::exists(path)) << "the lock file must never be deleted";
   EXPECT_TRUE(FlockGuard::try_acquire(path).has_value());
 }
@@ -75,7 +78,10 @@ TEST(FlockGuard, ClosingAnotherDescriptorOfTheFileKeepsTheLock) {
   const std::string path = dir.file("sync.lock");
   const auto guard = FlockGuard::try_acquire(path);
   ASSERT_TRUE(guard);
-  { Fd reader(::open(path.c_str(), O_RDONLY | O_CLOEXEC)); ASSERT_TRUE(reader); }
+  {
+    Fd reader(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(reader);
+  }
   EXPECT_FALSE(FlockGuard::try_acquire(path).has_value());
 }
 
@@ -89,7 +95,8 @@ TEST(FlockGuard, DescriptorIsNotInheritedByAChildProcess) {
   // it would keep the lock after we let go.
   pid_t child = 0;
   const char* argv[] = {"sleep", "3", nullptr};
-  ASSERT_EQ(::posix_spawnp(&child, "sleep", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  ASSERT_EQ(::posix_spawnp(&child, "sleep", nullptr, nullptr, const_cast<char**>(argv), environ),
+            0);
   guard.reset();
   EXPECT_TRUE(FlockGuard::try_acquire(path).has_value());
   ::kill(child, SIGKILL);

@@ -62,8 +62,8 @@ TEST(DiffInventories, SameImageIdInTwoNamespacesIsTwoImages) {
 }
 
 TEST(DiffInventories, PoolMissingFromCephIsRemovedWithItsImagesWhenSyncingAll) {
-  ClusterInventory stored{"f", {{1, "rbd"}, {2, "gone"}},
-                          {image(1, "a", "a"), image(2, "b", "b"), image(2, "c", "c")}};
+  ClusterInventory stored{
+      "f", {{1, "rbd"}, {2, "gone"}}, {image(1, "a", "a"), image(2, "b", "b"), image(2, "c", "c")}};
   ClusterInventory seen{"f", {{1, "rbd"}}, {image(1, "a", "a")}};
   const ChangeSet changes = diff_inventories(stored, seen, k_all_pools);
   EXPECT_EQ(changes.removed_pools, std::vector<std::int64_t>{2});
@@ -71,8 +71,8 @@ TEST(DiffInventories, PoolMissingFromCephIsRemovedWithItsImagesWhenSyncingAll) {
 }
 
 TEST(DiffInventories, PoolsOutsideANamedScopeAreLeftAlone) {
-  ClusterInventory stored{"f", {{1, "rbd"}, {2, "other"}},
-                          {image(1, "a", "a"), image(2, "b", "b")}};
+  ClusterInventory stored{
+      "f", {{1, "rbd"}, {2, "other"}}, {image(1, "a", "a"), image(2, "b", "b")}};
   ClusterInventory seen{"f", {{1, "rbd"}}, {}};
   const ChangeSet changes = diff_inventories(stored, seen, SyncScope{false, {"rbd"}});
   EXPECT_TRUE(changes.removed_pools.empty());

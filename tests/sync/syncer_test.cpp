@@ -88,7 +88,7 @@ TEST_F(SyncerTest, ImageDeletedBetweenListingAndReadingIsSkippedAndCounted) {
 
 TEST_F(SyncerTest, NamedPoolSyncLeavesOtherPoolsRowsAlone) {
   sync();
-  source.images.clear();  // everything gone from Ceph...
+  source.images.clear();                    // everything gone from Ceph...
   const SyncReport report = sync({"vms"});  // ...but only "vms" is synced
   EXPECT_EQ(report.removed, 1U);
   EXPECT_EQ(stored().images.size(), 2U);

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# rbd-sync end to end, from a fresh Debian 12 machine (as root): installs what is
+# missing, builds, starts a throwaway Ceph cluster and PostgreSQL server, creates sample
+# pools and images (snapshots, a clone, a namespace), runs a real sync, prints the
+# summary and what is now in the database, and stops everything again.
+#
+# Knobs: RBDSYNC_DEMO_CEPH_PORT (default 47789), RBDSYNC_DEMO_PG_PORT (default 56432),
+#        RBDSYNC_DEMO_KEEP=1 (leave the services running and print how to reach them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+say() { printf '\n== %s\n' "$*"; }
+
+"$root/scripts/deps.sh"
+say "building"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRBDSYNC_TESTS=OFF >/dev/null
+cmake --build build -j "$(nproc)" --target rbd-sync >/dev/null
+bin=$root/build/rbd-sync
+
+work=$(mktemp -d /tmp/rbd-sync-demo.XXXXXX)
+stop_services() {
+    "$root/scripts/pg-server.sh" stop "$work/pg" >/dev/null 2>&1 || true
+    "$root/scripts/ceph-cluster.sh" stop "$work/ceph" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+if [[ ${RBDSYNC_DEMO_KEEP:-0} != 1 ]]; then
+    trap stop_services EXIT
+fi
+
+say "starting a throwaway Ceph cluster and PostgreSQL server in $work"
+CEPH_CLUSTER_PORT=${RBDSYNC_DEMO_CEPH_PORT:-47789} "$root/scripts/ceph-cluster.sh" start "$work/ceph"
+PG_SERVER_PORT=${RBDSYNC_DEMO_PG_PORT:-56432} "$root/scripts/pg-server.sh" start "$work/pg"
+# shellcheck source=/dev/null
+source "$work/ceph/env.sh"
+# shellcheck source=/dev/null
+source "$work/pg/env.sh"
+
+say "creating sample pools and images (as client.admin)"
+admin=(--id admin)
+ceph_admin() { timeout 60 ceph "${admin[@]}" "$@"; }
+rbd_admin() { timeout 60 rbd "${admin[@]}" "$@"; }
+for pool in rbd vms backups; do
+    ceph_admin osd pool create "$pool" 8 8 >/dev/null 2>&1
+    rbd_admin pool init "$pool"
+done
+rbd_admin create rbd/web-root --size 20G
+rbd_admin create rbd/db-data --size 100G
+rbd_admin create rbd/scratch --size 512M --image-feature layering
+rbd_admin create vms/golden-debian12 --size 10G
+rbd_admin snap create vms/golden-debian12@v1
+rbd_admin snap protect vms/golden-debian12@v1
+rbd_admin clone vms/golden-debian12@v1 vms/vm-101-disk-0
+rbd_admin clone vms/golden-debian12@v1 vms/vm-102-disk-0
+rbd_admin create vms/vm-103-disk-0 --size 32G --object-size 8M
+rbd_admin snap create vms/vm-103-disk-0@before-upgrade
+rbd_admin namespace create backups/tenant-a
+rbd_admin create backups/tenant-a/nightly --size 50G
+rbd_admin create backups/archive --size 1T --image-feature layering,exclusive-lock
+rbd_admin ls -l vms
+
+say "rbd-sync migrate"
+"$bin" migrate --db "$RBDSYNC_TEST_DB"
+
+say "rbd-sync run (as client.rbdsync; its keyring is found through ceph.conf)"
+sync_args=(run --db "$RBDSYNC_TEST_DB" --ceph-conf "$CEPH_CONF" --id rbdsync
+           --lock-file "$work/sync.lock")
+"$bin" "${sync_args[@]}"
+
+say "what the console's database now holds"
+psql_demo() { psql "$RBDSYNC_TEST_DB" -X -q -P pager=off "$@"; }
+psql_demo -c "
+SELECT p.name AS pool, i.namespace, i.name AS image,
+       pg_size_pretty(i.size_bytes) AS size, pg_size_pretty(i.object_size) AS object_size,
+       array_to_string(i.feature_names, ',') AS features
+FROM rbdsync.images i JOIN rbdsync.pools p USING (fsid, pool_id)
+ORDER BY 1, 2, 3;"
+
+say "a change in Ceph, and a second sync"
+rbd_admin rm rbd/scratch >/dev/null 2>&1
+rbd_admin resize rbd/web-root --size 40G >/dev/null 2>&1
+"$bin" "${sync_args[@]}"
+
+say "a sync while another one holds the guard (flock(1) stands in for it)"
+set +e
+flock "$work/sync.lock" "$bin" "${sync_args[@]}"
+busy=$?
+set -e
+echo "exit code: $busy (75 = already running)"
+[[ $busy == 75 ]]
+
+if [[ ${RBDSYNC_DEMO_KEEP:-0} == 1 ]]; then
+    say "services left running: source $work/ceph/env.sh $work/pg/env.sh;" \
+        "stop with scripts/ceph-cluster.sh stop $work/ceph; scripts/pg-server.sh stop $work/pg"
+fi
+say "demo finished"

@@ -61,7 +61,7 @@ class FlockHolder {
     m_pid = ::fork();
     if (m_pid == 0) {
       ::dup2(write_end.get(), STDOUT_FILENO);
-      ::execlp("flock", "flock", "--nonblock", path.c_str(), "sh", "-c",
+      ::execlp("flock", "flock", "--no-fork", "--nonblock", path.c_str(), "sh", "-c",
                "echo locked; exec sleep 60", static_cast<char*>(nullptr));
       ::_exit(127);
     }

@@ -44,10 +44,11 @@ TEST_F(SyncTest, FirstSyncStoresEveryImageWithItsSizeObjectSizeAndFeatures) {
 
   const std::string all = "{layering,exclusive-lock,object-map,fast-diff,deep-flatten}";
   EXPECT_EQ(image_rows(), (std::vector<std::string>{
+                              // sorted as text: 't' sorts before '|'
+                              "tenant|c|5242880|4194304|61|" + all,
                               "|a-clone|1073741824|4194304|61|" + all,
                               "|a|1073741824|4194304|61|" + all,
                               "|b|10485760|1048576|1|{layering}",
-                              "tenant|c|5242880|4194304|61|" + all,
                           }));
   EXPECT_EQ(
       db.rows("SELECT image_id FROM rbdsync.images WHERE name = 'a' AND pool_id = " + pool_id),

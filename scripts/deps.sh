@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Install every Debian (bookworm) package rbd-sync needs to build, test and run
+# its throwaway Ceph/PostgreSQL test services.
+#
+#   scripts/deps.sh          # as root (CI runs as root); use sudo otherwise
+#
+# Idempotent and cheap when there is nothing to do: all packages are checked with
+# dpkg-query first, and apt-get (update + install) only runs when something is
+# missing, so CI can call this on every run at ~no cost.
+set -euo pipefail
+
+# --- package list -----------------------------------------------------------
+# Build tool chain and code-style tools.
+build_pkgs=(cmake g++ make pkg-config clang-format clang-tidy git)
+
+# Libraries (headers + .so). Note: librados-dev ships only the C API; the C++
+# API (rados/librados.hpp, which librbd.hpp includes) is in libradospp-dev.
+lib_pkgs=(
+    librados-dev libradospp-dev librbd-dev
+    libpqxx-dev libpq-dev
+    libspdlog-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev
+    libgtest-dev libgmock-dev
+)
+
+# Services and tools used by scripts/ceph-cluster.sh, scripts/pg-server.sh and
+# the integration tests: ceph daemons + CLIs, PostgreSQL 15 server + psql,
+# uuidgen, runuser (util-linux), pgrep (procps), ss (iproute2). python3 is the
+# *system* interpreter: the ceph CLI is a python script that runs on it.
+service_pkgs=(
+    ceph-mon ceph-osd ceph-mgr ceph-common
+    postgresql-15 postgresql-client-15
+    uuid-runtime util-linux procps iproute2 python3
+)
+
+all_pkgs=("${build_pkgs[@]}" "${lib_pkgs[@]}" "${service_pkgs[@]}")
+
+# --- helpers ----------------------------------------------------------------
+die() { echo "deps.sh: $*" >&2; exit 1; }
+
+# Print the packages from "$@" that are not fully installed. dpkg-query's
+# status is "install ok installed" only for a configured package; anything
+# else (unknown, removed with config left, half-configured) counts as missing.
+missing_packages() {
+    local -A installed=()
+    local pkg status
+    # One dpkg-query for all packages (~20x faster than one per package). It
+    # exits 1 when some package is unknown, which just means "missing" here.
+    while read -r pkg status; do
+        [[ $status == "install ok installed" ]] && installed[$pkg]=1
+    done < <(dpkg-query -W -f='${Package} ${Status}\n' "$@" 2>/dev/null || true)
+    for pkg in "$@"; do
+        [[ -n ${installed[$pkg]:-} ]] || printf '%s\n' "$pkg"
+    done
+}
+
+# --- main -------------------------------------------------------------------
+[[ $EUID -eq 0 ]] || die "must run as root (try: sudo $0)"
+
+mapfile -t missing < <(missing_packages "${all_pkgs[@]}")
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "deps.sh: all ${#all_pkgs[@]} packages already installed" >&2
+    exit 0
+fi
+
+echo "deps.sh: installing ${#missing[@]} missing package(s): ${missing[*]}" >&2
+# Never prompt (CI has no stdin); recommends would pull in a lot of unneeded
+# extras (ceph-mgr alone recommends dozens of python modules).
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends "${missing[@]}"
+
+# Fail loudly if apt-get "succeeded" but something is still not installed.
+mapfile -t still_missing < <(missing_packages "${all_pkgs[@]}")
+[[ ${#still_missing[@]} -eq 0 ]] || die "still not installed: ${still_missing[*]}"
+echo "deps.sh: done" >&2

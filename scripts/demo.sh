@@ -38,7 +38,7 @@ source "$work/pg/env.sh"
 say "creating sample pools and images (as client.admin)"
 admin=(--id admin)
 ceph_admin() { timeout 60 ceph "${admin[@]}" "$@"; }
-rbd_admin() { timeout 60 rbd "${admin[@]}" "$@"; }
+rbd_admin() { timeout 60 rbd "${admin[@]}" --no-progress "$@"; }
 for pool in rbd vms backups; do
     ceph_admin osd pool create "$pool" 8 8 >/dev/null 2>&1
     rbd_admin pool init "$pool"

@@ -47,6 +47,8 @@ source "$work/pg/env.sh"
 
 failed=0
 t_tests=$(date +%s.%N)
+say "lint: clang-format and clang-tidy"
+"$root/scripts/lint.sh" build || failed=1
 say "running the suite in build/"
 ctest --test-dir build --output-on-failure --timeout 600 || failed=1
 if [[ ${RBDSYNC_TEST_SKIP_ASAN:-0} != 1 ]]; then

@@ -34,7 +34,7 @@ class CephSource : public sync::InventorySource {
   std::vector<inventory::Pool> list_pools(const std::vector<std::string>& names) override;
   std::vector<inventory::ImageRef> list_images(const inventory::Pool& pool) override;
   std::optional<inventory::Image> read_image(const inventory::Pool& pool,
-                                             const inventory::ImageRef& image) override;
+                                             const inventory::ImageRef& ref) override;
 
  private:
   struct Cluster;

@@ -78,7 +78,7 @@ std::string client_name(const cxxopts::ParseResult& result) {
     throw Error(ExitCode::usage, "--id and --name both name the Ceph client", "give one of them");
   }
   if (result.count(flag::k_name) != 0) {
-    const auto name = result[flag::k_name].as<std::string>();
+    auto name = result[flag::k_name].as<std::string>();
     if (name.rfind("client.", 0) != 0 || name.size() == 7) {
       throw Error(ExitCode::usage, "--name must look like client.ID, not '" + name + "'",
                   "or give --id ID");

@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <map>
 #include <memory>
 
 #include "common/error.hpp"
@@ -40,6 +41,30 @@ Options parse(const std::string& conninfo) {
               "'service=NAME'");
 }
 
+/// The non-empty settings of `conninfo`, by keyword.
+std::map<std::string, std::string> settings(const std::string& conninfo) {
+  const Options options = parse(conninfo);
+  std::map<std::string, std::string> result;
+  for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
+    if (option->val != nullptr && option->val[0] != '\0') {
+      result.emplace(option->keyword, option->val);
+    }
+  }
+  return result;
+}
+
+/// A conninfo value in single quotes, with \ and ' escaped as libpq expects.
+std::string quote_value(const std::string& value) {
+  std::string quoted = "'";
+  for (const char c : value) {
+    if (c == '\\' || c == '\'') {
+      quoted += '\\';
+    }
+    quoted += c;
+  }
+  return quoted + "'";
+}
+
 }  // namespace
 
 void check_conninfo(const std::string& conninfo) {
@@ -55,19 +80,26 @@ void check_conninfo(const std::string& conninfo) {
 }
 
 std::string describe_conninfo(const std::string& conninfo) {
-  const Options options = parse(conninfo);
   std::string text;
-  for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
-    const std::string keyword = option->keyword;
-    if (option->val == nullptr || option->val[0] == '\0' || keyword == "password") {
-      continue;
+  for (const auto& [keyword, value] : settings(conninfo)) {
+    if (keyword != "password") {
+      text.append(text.empty() ? "" : " ").append(keyword).append("=").append(value);
     }
-    if (!text.empty()) {
-      text += ' ';
-    }
-    text += keyword + "=" + option->val;
   }
   return text.empty() ? "(libpq defaults)" : text;
+}
+
+std::string effective_conninfo(const std::string& conninfo) {
+  auto given = settings(conninfo);
+  // Without a connect timeout libpq waits for the kernel's TCP timeout (minutes) on
+  // an unreachable host; the application name shows in pg_stat_activity.
+  given.emplace("connect_timeout", "10");
+  given.emplace("application_name", "rbd-sync");
+  std::string text;
+  for (const auto& [keyword, value] : given) {
+    text.append(text.empty() ? "" : " ").append(keyword).append("=").append(quote_value(value));
+  }
+  return text;
 }
 
 }  // namespace rbdsync::db

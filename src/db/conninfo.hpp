@@ -14,4 +14,9 @@ void check_conninfo(const std::string& conninfo);
 /// password, as `key=value` pairs.
 std::string describe_conninfo(const std::string& conninfo);
 
+/// `conninfo` as the `key=value` string rbd-sync connects with: the settings given
+/// (a URI is converted), plus `connect_timeout=10` and `application_name=rbd-sync`
+/// unless they were given. Call check_conninfo() first.
+std::string effective_conninfo(const std::string& conninfo);
+
 }  // namespace rbdsync::db

@@ -1,6 +1,5 @@
 #include "db/pg_store.hpp"
 
-#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -20,14 +19,6 @@ using inventory::ImageKey;
 using inventory::Pool;
 
 namespace {
-
-// Defaults for settings that libpq reads from the environment when the conninfo does
-// not give them; the environment is the one place that works for both key=value
-// strings and URIs.
-void set_libpq_defaults() {
-  ::setenv("PGCONNECT_TIMEOUT", "10", /*overwrite=*/0);
-  ::setenv("PGAPPNAME", "rbd-sync", /*overwrite=*/0);
-}
 
 // libpq messages span lines ("connection to server ... failed: \n FATAL: ..."); our
 // errors are one line.
@@ -228,10 +219,9 @@ struct PgStore::Connection {
 
 PgStore::PgStore(const std::string& conninfo) {
   check_conninfo(conninfo);
-  set_libpq_defaults();
   const std::string where = describe_conninfo(conninfo);
   try {
-    m_connection = std::make_unique<Connection>(conninfo);
+    m_connection = std::make_unique<Connection>(effective_conninfo(conninfo));
   } catch (const pqxx::broken_connection& e) {
     throw_connect_error(where, e.what());
   } catch (const std::exception& e) {

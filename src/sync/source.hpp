@@ -27,7 +27,7 @@ class InventorySource {
   /// Reads one listed image. Returns std::nullopt when it no longer exists (deleted
   /// between listing and reading, which is normal on a live cluster).
   virtual std::optional<inventory::Image> read_image(const inventory::Pool& pool,
-                                                     const inventory::ImageRef& image) = 0;
+                                                     const inventory::ImageRef& ref) = 0;
 };
 
 }  // namespace rbdsync::sync

@@ -49,5 +49,31 @@ TEST(Conninfo, DescriptionListsTheSettingsGiven) {
   EXPECT_NE(text.find("dbname=console"), std::string::npos);
 }
 
+TEST(Conninfo, EffectiveConninfoAddsATimeoutAndApplicationName) {
+  const std::string text = effective_conninfo("host=db1 dbname=console");
+  EXPECT_NE(text.find("connect_timeout='10'"), std::string::npos) << text;
+  EXPECT_NE(text.find("application_name='rbd-sync'"), std::string::npos) << text;
+  EXPECT_NE(text.find("host='db1'"), std::string::npos) << text;
+}
+
+TEST(Conninfo, EffectiveConninfoKeepsATimeoutThatWasGiven) {
+  const std::string text = effective_conninfo("host=db1 connect_timeout=3");
+  EXPECT_NE(text.find("connect_timeout='3'"), std::string::npos) << text;
+  EXPECT_EQ(text.find("connect_timeout='10'"), std::string::npos) << text;
+}
+
+TEST(Conninfo, EffectiveConninfoTurnsAUriIntoSettings) {
+  const std::string text = effective_conninfo("postgresql://rbdsync@db1:5433/console");
+  EXPECT_NE(text.find("user='rbdsync'"), std::string::npos) << text;
+  EXPECT_NE(text.find("port='5433'"), std::string::npos) << text;
+  EXPECT_NE(text.find("dbname='console'"), std::string::npos) << text;
+}
+
+TEST(Conninfo, EffectiveConninfoQuotesValuesSoTheyParseBackUnchanged) {
+  // The value is: it's a \ path
+  const std::string text = effective_conninfo(R"(dbname='it\'s a \\ path')");
+  EXPECT_NE(describe_conninfo(text).find(R"(dbname=it's a \ path)"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace rbdsync::db

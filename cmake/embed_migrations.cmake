@@ -1,5 +1,6 @@
 # Writes a C++ source holding every sql/NNN_name.sql file as a string, in order.
 # Invoked by CMakeLists.txt as a build step: cmake -DOUTPUT=... -DINPUTS=a;b -P this file.
+string(REPLACE "|" ";" INPUTS "${INPUTS}")
 set(body "")
 foreach(path IN LISTS INPUTS)
   get_filename_component(file_name ${path} NAME_WE)

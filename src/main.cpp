@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
         return rbdsync::to_int(rbdsync::app::run_sync(config));
       case rbdsync::cli::Command::migrate:
         return rbdsync::to_int(rbdsync::app::run_migrate(config));
+      case rbdsync::cli::Command::status:
+        return rbdsync::to_int(rbdsync::app::run_status(config));
     }
     return rbdsync::to_int(ExitCode::internal);
   } catch (const rbdsync::Error& error) {

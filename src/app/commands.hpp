@@ -5,11 +5,16 @@
 
 namespace rbdsync::app {
 
-/// `rbd-sync run`: takes the guard before anything else, then syncs Ceph into
-/// PostgreSQL in one transaction. Returns the exit code; failures throw Error.
+/// `rbd-sync run`: takes the guard before anything else (the lock file on this host,
+/// then the cluster's advisory lock in PostgreSQL), then syncs Ceph into PostgreSQL in
+/// one transaction. Returns the exit code; failures throw Error.
 ExitCode run_sync(const cli::Config& config);
 
 /// `rbd-sync migrate`: brings the database schema up to this binary's version.
 ExitCode run_migrate(const cli::Config& config);
+
+/// `rbd-sync status`: ExitCode::ok when no sync holds the lock file,
+/// ExitCode::already_running when one does.
+ExitCode run_status(const cli::Config& config);
 
 }  // namespace rbdsync::app

@@ -1,8 +1,9 @@
 #include "app/output.hpp"
 
-#include <cstdio>
 #include <iostream>
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "sync/report.hpp"
@@ -12,15 +13,83 @@ namespace rbdsync::app {
 namespace {
 
 void print_json(const nlohmann::json& object) {
-  std::cout << object.dump() << std::endl;
+  std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
+
+std::string iso_time(std::int64_t unix_seconds) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S%z}",
+                     fmt::localtime(static_cast<std::time_t>(unix_seconds)));
+}
+
+std::string age(std::int64_t seconds) {
+  if (seconds < 0) {
+    seconds = 0;
+  }
+  if (seconds < 60) {
+    return fmt::format("{}s", seconds);
+  }
+  if (seconds < 3600) {
+    return fmt::format("{}m{:02}s", seconds / 60, seconds % 60);
+  }
+  return fmt::format("{}h{:02}m", seconds / 3600, seconds % 3600 / 60);
+}
+
+nlohmann::json run_json(const lock::RunInfo& run, std::time_t now) {
+  nlohmann::json object = {{"run_id", run.run_id},
+                           {"pid", run.pid},
+                           {"host", run.host},
+                           {"trigger", run.trigger},
+                           {"started_at", iso_time(run.started_at)},
+                           {"age_seconds", now - run.started_at},
+                           {"phase", run.phase},
+                           {"done", run.done},
+                           {"total", run.total}};
+  if (!run.status.empty()) {
+    object["status"] = run.status;
+    object["ended_at"] = iso_time(run.ended_at);
+    object["exit_code"] = run.exit_code;
+    object["message"] = run.message;
+  }
+  return object;
+}
+
+std::string describe_last_run(const lock::RunInfo& run) {
+  std::string text =
+      fmt::format("last run {} {} at {}, pid {} on {}, trigger {}, exit {}", run.run_id, run.status,
+                  iso_time(run.ended_at), run.pid, run.host, run.trigger, run.exit_code);
+  if (!run.message.empty()) {
+    text += ": " + run.message;
+  }
+  return text;
 }
 
 }  // namespace
 
-void print_sync_report(const sync::SyncReport& report, const cli::Config& config) {
+std::string describe_holder(const BusyHolder& holder, std::time_t now) {
+  if (!holder.run) {
+    return holder.pid
+               ? fmt::format("pid {} holds the {} (no holder record)", *holder.pid, holder.guard)
+               : fmt::format("another process holds the {}", holder.guard);
+  }
+  const lock::RunInfo& run = *holder.run;
+  std::string text = fmt::format(
+      "pid {} on {}, trigger {}, started {:%H:%M:%S} ({} ago)", run.pid, run.host, run.trigger,
+      fmt::localtime(static_cast<std::time_t>(run.started_at)), age(now - run.started_at));
+  if (run.phase == "reading" || run.total > 0) {
+    text += fmt::format(", images {}/{}", run.done, run.total);
+  } else if (!run.phase.empty()) {
+    text += ", " + run.phase;
+  }
+  return text + fmt::format(" (run {}, {})", run.run_id, holder.guard);
+}
+
+void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
+                       const cli::Config& config) {
   if (config.format == cli::OutputFormat::json) {
     print_json({{"status", "succeeded"},
                 {"exit_code", to_int(ExitCode::ok)},
+                {"run_id", run_id},
+                {"trigger", config.trigger},
                 {"fsid", report.fsid},
                 {"pools", report.pools},
                 {"images", report.images},
@@ -32,17 +101,25 @@ void print_sync_report(const sync::SyncReport& report, const cli::Config& config
     return;
   }
   if (!config.quiet) {
-    std::cout << sync::format_plain(report) << std::endl;
+    std::cout << sync::format_plain(report) << " run=" << run_id << std::endl;
   }
 }
 
-void print_already_running(const std::string& lock_file, const cli::Config& config) {
-  const std::string message = "already running: another sync holds " + lock_file;
+void print_already_running(const BusyHolder& holder, const cli::Config& config) {
+  const std::time_t now = std::time(nullptr);
+  const std::string message = "already running: " + describe_holder(holder, now);
   if (config.format == cli::OutputFormat::json) {
-    print_json({{"status", "already_running"},
-                {"exit_code", to_int(ExitCode::already_running)},
-                {"message", message},
-                {"lock_file", lock_file}});
+    nlohmann::json object = {{"status", "already_running"},
+                             {"exit_code", to_int(ExitCode::already_running)},
+                             {"message", message},
+                             {"guard", holder.guard},
+                             {"holder", nullptr}};
+    if (holder.run) {
+      object["holder"] = run_json(*holder.run, now);
+    } else if (holder.pid) {
+      object["holder"] = {{"pid", *holder.pid}};
+    }
+    print_json(object);
   }
   if (!config.quiet) {
     std::cerr << "rbd-sync: " << message << std::endl;
@@ -75,6 +152,50 @@ void print_migrations(const std::string& applied, int version, const cli::Config
     std::cout << "migrated applied=" << (applied.empty() ? "none" : applied)
               << " schema_version=" << version << std::endl;
   }
+}
+
+void print_status(const lock::LockState& state, const cli::Config& config) {
+  const std::time_t now = std::time(nullptr);
+  const bool running = state.holder_pid.has_value();
+  std::optional<lock::RunInfo> holder;
+  // The record names the holder only if it is the process /proc/locks names.
+  if (running && state.record && state.record->holder &&
+      state.record->holder->pid == *state.holder_pid) {
+    holder = state.record->holder;
+  }
+  const std::optional<lock::RunInfo> last_run =
+      state.record ? state.record->last_run : std::nullopt;
+
+  if (config.format == cli::OutputFormat::json) {
+    nlohmann::json object = {{"running", running},
+                             {"lock_file", config.lock_file},
+                             {"holder", nullptr},
+                             {"last_run", nullptr}};
+    if (holder) {
+      object["holder"] = run_json(*holder, now);
+    } else if (running) {
+      object["holder"] = {{"pid", *state.holder_pid}};
+    }
+    if (last_run) {
+      object["last_run"] = run_json(*last_run, now);
+    }
+    print_json(object);
+    return;
+  }
+  if (running) {
+    std::cout << "running: "
+              << describe_holder(
+                     BusyHolder{"lock file " + config.lock_file, holder, *state.holder_pid}, now)
+              << "\n";
+  } else {
+    std::cout << "idle: no sync holds " << config.lock_file << "\n";
+  }
+  if (last_run) {
+    std::cout << describe_last_run(*last_run) << "\n";
+  } else if (!state.exists) {
+    std::cout << "no sync has run with this lock file\n";
+  }
+  std::cout.flush();
 }
 
 }  // namespace rbdsync::app

@@ -1,22 +1,37 @@
 #pragma once
 
+#include <ctime>
+#include <optional>
 #include <string>
 
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "lock/holder_record.hpp"
 #include "sync/syncer.hpp"
 
 namespace rbdsync::app {
 
 /// Results go to stdout (one line, or one JSON object); diagnostics go to stderr.
-/// Every outcome of a command prints through here, so plain and JSON keep the same keys.
+/// Every outcome of a command prints through here, so plain and JSON keep the same facts.
+
+/// Who holds a busy guard, as far as can be told.
+struct BusyHolder {
+  std::string guard;                 ///< "lock file PATH" or "cluster FSID"
+  std::optional<lock::RunInfo> run;  ///< from the holder record or the running row
+  std::optional<std::int64_t> pid;   ///< from /proc/locks, when no record describes it
+};
+
+/// "pid 4242 on web-1, trigger cron, started 22:10:03 (4m12s ago), reading images
+/// 3120/10000": the facts known about the holder, in one phrase.
+std::string describe_holder(const BusyHolder& holder, std::time_t now);
 
 /// A finished sync.
-void print_sync_report(const sync::SyncReport& report, const cli::Config& config);
+void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
+                       const cli::Config& config);
 
-/// The guard was busy: one line naming the lock file on stderr ("already running"),
-/// and with --format json one object on stdout.
-void print_already_running(const std::string& lock_file, const cli::Config& config);
+/// The guard was busy: `rbd-sync: already running: <holder>` on stderr, and with
+/// --format json one object on stdout with the same facts.
+void print_already_running(const BusyHolder& holder, const cli::Config& config);
 
 /// A failure: `rbd-sync: error: <message> (hint: <hint>)` on stderr, and with --format
 /// json one object on stdout carrying the same exit code and message.
@@ -24,5 +39,8 @@ void print_error(const Error& error, cli::OutputFormat format);
 
 /// `rbd-sync migrate`'s result.
 void print_migrations(const std::string& applied, int version, const cli::Config& config);
+
+/// `rbd-sync status`: whether a sync holds the lock file, and the last run.
+void print_status(const lock::LockState& state, const cli::Config& config);
 
 }  // namespace rbdsync::app

@@ -16,10 +16,10 @@ cxxopts::Options make_options() {
   cxxopts::Options options("rbd-sync",
                            "Keeps a PostgreSQL inventory of Ceph RBD images up to date.\n");
   options.custom_help("[OPTIONS]");
-  options.positional_help("run|migrate");
+  options.positional_help("run|migrate|status");
   // clang-format off
   options.add_options()
-      ("command", "run | migrate", cxxopts::value<std::string>())
+      ("command", "run | migrate | status", cxxopts::value<std::string>())
       ("h,help", "print this help and exit")
       ("version", "print the version and exit");
   options.add_options("Database")
@@ -28,7 +28,12 @@ cxxopts::Options make_options() {
        cxxopts::value<std::string>()->default_value(k_default_db));
   options.add_options("Guard")
       (flag::k_lock_file, "the lock file every caller shares",
-       cxxopts::value<std::string>()->default_value(k_default_lock_file));
+       cxxopts::value<std::string>()->default_value(k_default_lock_file))
+      (flag::k_wait, "wait up to this many seconds for a running sync to finish "
+                     "(default 0: exit 75 at once)",
+       cxxopts::value<int>()->default_value("0"))
+      (flag::k_trigger, "who started this run: cron | web | manual",
+       cxxopts::value<std::string>()->default_value("manual"));
   options.add_options("Ceph")
       (flag::k_ceph_conf, "ceph.conf path (default: $CEPH_CONF, /etc/ceph/ceph.conf)",
        cxxopts::value<std::string>())
@@ -59,8 +64,11 @@ Command parse_command(const std::string& name) {
   if (name == "migrate") {
     return Command::migrate;
   }
+  if (name == "status") {
+    return Command::status;
+  }
   throw Error(ExitCode::usage, "unknown command '" + name + "'",
-              "use 'rbd-sync run' or 'rbd-sync migrate'");
+              "use 'rbd-sync run', 'rbd-sync migrate' or 'rbd-sync status'");
 }
 
 OutputFormat parse_format(const std::string& name) {
@@ -123,13 +131,26 @@ Config parse(int argc, const char* const argv[]) {
       return config;
     }
     if (result.count("command") == 0) {
-      throw Error(ExitCode::usage, "no command given", "use 'rbd-sync run' or 'rbd-sync migrate'");
+      throw Error(ExitCode::usage, "no command given",
+                  "use 'rbd-sync run', 'rbd-sync migrate' or 'rbd-sync status'");
     }
     config.command = parse_command(result["command"].as<std::string>());
 
     config.db = result[flag::k_db].as<std::string>();
     config.lock_file = result[flag::k_lock_file].as<std::string>();
     require_non_empty(config.lock_file, flag::k_lock_file);
+    config.wait_seconds = result[flag::k_wait].as<int>();
+    if (config.wait_seconds < 0 || config.wait_seconds > 86400) {
+      throw Error(ExitCode::usage,
+                  "--wait must be 0 to 86400 seconds, not " + std::to_string(config.wait_seconds),
+                  k_usage_hint);
+    }
+    config.trigger = result[flag::k_trigger].as<std::string>();
+    if (config.trigger != "cron" && config.trigger != "web" && config.trigger != "manual") {
+      throw Error(ExitCode::usage,
+                  "--trigger must be cron, web or manual, not '" + config.trigger + "'",
+                  k_usage_hint);
+    }
     if (result.count(flag::k_ceph_conf) != 0) {
       config.ceph_conf = result[flag::k_ceph_conf].as<std::string>();
       require_non_empty(config.ceph_conf, flag::k_ceph_conf);

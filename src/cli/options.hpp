@@ -10,6 +10,8 @@ namespace rbdsync::cli {
 namespace flag {
 inline constexpr const char* k_db = "db";
 inline constexpr const char* k_lock_file = "lock-file";
+inline constexpr const char* k_wait = "wait";
+inline constexpr const char* k_trigger = "trigger";
 inline constexpr const char* k_ceph_conf = "ceph-conf";
 inline constexpr const char* k_id = "id";
 inline constexpr const char* k_name = "name";
@@ -32,7 +34,7 @@ inline constexpr const char* k_default_lock_file = "/run/lock/rbd-sync/sync.lock
 /// The libpq service used unless --db says otherwise (pg_service.conf + .pgpass).
 inline constexpr const char* k_default_db = "service=rbd-sync";
 
-enum class Command { run, migrate, help, version };
+enum class Command { run, migrate, status, help, version };
 enum class OutputFormat { plain, json };
 
 /// The command line, checked and turned into plain values.
@@ -40,6 +42,8 @@ struct Config {
   Command command = Command::help;
   std::string db = k_default_db;
   std::string lock_file = k_default_lock_file;
+  int wait_seconds = 0;                      ///< 0: do not wait for a busy guard
+  std::string trigger = "manual";            ///< cron | web | manual
   std::string ceph_conf;                     ///< empty: librados' own search
   std::string ceph_client = "client.admin";  ///< as `rbd`: --id admin
   std::string keyring;                       ///< empty: from ceph.conf

@@ -296,6 +296,78 @@ std::vector<int> PgStore::migrate() {
   });
 }
 
+bool PgStore::try_claim_cluster(const std::string& fsid) {
+  return translated("claiming the cluster", [&] {
+    pqxx::nontransaction work(m_connection->connection, "rbd-sync claim");
+    return work
+        .exec_params1("SELECT pg_try_advisory_lock(hashtextextended('rbd-sync:' || $1, 0))",
+                      fsid)[0]
+        .as<bool>();
+  });
+}
+
+std::optional<RunRow> PgStore::running_run(const std::string& fsid) {
+  return translated("reading the running sync", [&]() -> std::optional<RunRow> {
+    pqxx::nontransaction work(m_connection->connection, "rbd-sync holder");
+    const auto result = work.exec_params(
+        "SELECT run_id, trigger, host, pid, extract(epoch FROM started_at)::bigint, "
+        "coalesce(phase, ''), coalesce(done, 0), coalesce(total, 0) "
+        "FROM rbdsync.runs WHERE fsid = $1 AND status = 'running'",
+        fsid);
+    if (result.empty()) {
+      return std::nullopt;
+    }
+    const auto row = result[0];
+    RunRow run;
+    run.run_id = row[0].as<std::string>();
+    run.fsid = fsid;
+    run.trigger = row[1].as<std::string>();
+    run.host = row[2].as<std::string>();
+    run.pid = row[3].as<std::int64_t>();
+    run.started_at = row[4].as<std::int64_t>();
+    run.status = "running";
+    run.phase = row[5].as<std::string>();
+    run.done = row[6].as<std::int64_t>();
+    run.total = row[7].as<std::int64_t>();
+    return run;
+  });
+}
+
+int PgStore::mark_abandoned_runs(const std::string& fsid) {
+  return translated("marking abandoned runs", [&] {
+    pqxx::nontransaction work(m_connection->connection, "rbd-sync abandoned");
+    return static_cast<int>(
+        work.exec_params("UPDATE rbdsync.runs SET status = 'abandoned', ended_at = now(), "
+                         "error = 'the run ended without recording how (killed?)' "
+                         "WHERE fsid = $1 AND status = 'running'",
+                         fsid)
+            .affected_rows());
+  });
+}
+
+void PgStore::record_run_start(const RunRow& run) {
+  translated("recording the run", [&] {
+    pqxx::nontransaction work(m_connection->connection, "rbd-sync run start");
+    work.exec_params(
+        "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status, phase) "
+        "VALUES ($1, $2, $3, $4, $5, to_timestamp($6), 'running', $7)",
+        run.run_id, run.fsid, run.trigger, run.host, run.pid, run.started_at, run.phase);
+  });
+}
+
+void PgStore::record_run_end(const RunRow& run) {
+  translated("recording the end of the run", [&] {
+    pqxx::nontransaction work(m_connection->connection, "rbd-sync run end");
+    work.exec_params(
+        "UPDATE rbdsync.runs SET status = $2, ended_at = now(), phase = $3, done = $4, "
+        "total = $5, pools = $6, images = $7, added = $8, changed = $9, removed = $10, "
+        "skipped = $11, exit_code = $12, error = nullif($13, ''), duration_seconds = $14 "
+        "WHERE run_id = $1",
+        run.run_id, run.status, run.phase, run.done, run.total, run.pools, run.images, run.added,
+        run.changed, run.removed, run.skipped, run.exit_code, run.error, run.duration_seconds);
+  });
+}
+
 std::unique_ptr<sync::SinkTransaction> PgStore::begin() {
   return translated("starting the inventory transaction", [&] {
     if (!m_connection->statements_prepared) {

@@ -1,6 +1,8 @@
 #include "sync/syncer.hpp"
 
 #include <chrono>
+#include <utility>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -16,30 +18,47 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncOptions& options) {
+SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncOptions& options,
+                       ProgressObserver* progress) {
   const auto start = std::chrono::steady_clock::now();
+  const auto tell = [progress](Phase phase, std::size_t done, std::size_t total) {
+    if (progress != nullptr) {
+      progress->on_progress(phase, done, total);
+    }
+  };
   SyncReport report;
 
+  tell(Phase::listing, 0, 0);
   inventory::ClusterInventory seen;
   seen.fsid = source.cluster_fsid();
   report.fsid = seen.fsid;
   seen.pools = source.list_pools(options.pool_names);
   report.pools = seen.pools.size();
 
+  // List everything first, so that progress has a total.
+  std::vector<std::pair<const inventory::Pool*, inventory::ImageRef>> listed;
   for (const inventory::Pool& pool : seen.pools) {
-    const auto refs = source.list_images(pool);
+    auto refs = source.list_images(pool);
     spdlog::debug("pool '{}': {} images listed", pool.name, refs.size());
-    for (const inventory::ImageRef& ref : refs) {
-      auto image = source.read_image(pool, ref);
-      if (!image) {
-        // Deleted between listing and reading: normal on a live cluster, as `rbd ls -l`
-        // treats it. Not an error and not a removal of anything we stored.
-        spdlog::debug("image {}/{} vanished while reading; skipped", pool.name, ref.name);
-        ++report.skipped;
-        continue;
-      }
-      seen.images.push_back(std::move(*image));
+    for (auto& ref : refs) {
+      listed.emplace_back(&pool, std::move(ref));
     }
+  }
+
+  const std::size_t total = listed.size();
+  tell(Phase::reading, 0, total);
+  std::size_t done = 0;
+  for (const auto& [pool, ref] : listed) {
+    auto image = source.read_image(*pool, ref);
+    tell(Phase::reading, ++done, total);
+    if (!image) {
+      // Deleted between listing and reading: normal on a live cluster, as `rbd ls -l`
+      // treats it. Counted, and its stored row goes like any deleted image's.
+      spdlog::debug("image {}/{} vanished while reading; skipped", pool->name, ref.name);
+      ++report.skipped;
+      continue;
+    }
+    seen.images.push_back(std::move(*image));
   }
   report.images = seen.images.size();
   spdlog::debug("read phase: {} pools, {} images in {:.3f}s", report.pools, report.images,
@@ -50,12 +69,14 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
   scope.pool_names = options.pool_names;
 
   const auto write_start = std::chrono::steady_clock::now();
+  tell(Phase::writing, done, total);
   auto transaction = sink.begin();
   const ChangeSet changes = diff_inventories(transaction->load(seen.fsid), seen, scope);
   report.added = changes.added_images.size();
   report.changed = changes.changed_images.size();
   report.removed = changes.removed_images.size();
   transaction->apply(changes);
+  tell(Phase::committing, done, total);
   transaction->commit();
   spdlog::debug("write phase: {} added, {} changed, {} removed in {:.3f}s", report.added,
                 report.changed, report.removed, seconds_since(write_start));

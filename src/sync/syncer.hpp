@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "sync/progress.hpp"
 #include "sync/sink.hpp"
 #include "sync/source.hpp"
 
@@ -33,7 +34,9 @@ class Syncer {
  public:
   /// Runs one sync. Errors from the source or the sink propagate as rbdsync::Error
   /// after the sink transaction has been rolled back.
-  SyncReport run(InventorySource& source, InventorySink& sink, const SyncOptions& options);
+  /// `progress`, when given, hears of every phase and image.
+  SyncReport run(InventorySource& source, InventorySink& sink, const SyncOptions& options,
+                 ProgressObserver* progress = nullptr);
 };
 
 }  // namespace rbdsync::sync

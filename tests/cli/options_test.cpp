@@ -90,6 +90,24 @@ TEST(CliOptions, UnknownLogLevelIsAUsageError) {
   EXPECT_EQ(parse_args({"run", "-v"}).log_level, "debug");
 }
 
+TEST(CliOptions, WaitAndTriggerDefaultToNoWaitAndManual) {
+  const Config config = parse_args({"run"});
+  EXPECT_EQ(config.wait_seconds, 0);
+  EXPECT_EQ(config.trigger, "manual");
+  EXPECT_EQ(parse_args({"run", "--wait", "30"}).wait_seconds, 30);
+  EXPECT_EQ(parse_args({"run", "--trigger", "cron"}).trigger, "cron");
+}
+
+TEST(CliOptions, BadWaitOrTriggerIsAUsageError) {
+  EXPECT_EQ(failure_of({"run", "--wait", "-1"}), ExitCode::usage);
+  EXPECT_EQ(failure_of({"run", "--wait", "soon"}), ExitCode::usage);
+  EXPECT_EQ(failure_of({"run", "--trigger", "button"}), ExitCode::usage);
+}
+
+TEST(CliOptions, StatusIsACommand) {
+  EXPECT_EQ(parse_args({"status", "--lock-file", "/tmp/x.lock"}).command, Command::status);
+}
+
 TEST(CliOptions, HelpNeedsNoCommand) {
   const Config config = parse_args({"--help"});
   EXPECT_EQ(config.command, Command::help);

@@ -44,7 +44,8 @@ std::string unique_name(const std::string& prefix) {
   return prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
 }
 
-RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds) {
+RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds,
+                      const OnStart& on_start) {
   int out_pipe[2];
   int err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -74,6 +75,9 @@ RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds)
   }
   out_write.reset();
   err_write.reset();
+  if (on_start) {
+    on_start(pid);
+  }
 
   RunResult result;
   const auto deadline = start + std::chrono::seconds(timeout_seconds);
@@ -118,10 +122,32 @@ RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds)
   return result;
 }
 
-RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds) {
+RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds,
+                       const OnStart& on_start) {
   std::vector<std::string> argv{RBDSYNC_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_program(argv, timeout_seconds);
+  return run_program(argv, timeout_seconds, on_start);
+}
+
+BackgroundRun::BackgroundRun(const std::vector<std::string>& args) {
+  auto started = std::make_shared<std::promise<pid_t>>();
+  auto pid = started->get_future();
+  m_result = std::async(std::launch::async, [args, started] {
+    return run_rbd_sync(args, 300, [started](pid_t child) { started->set_value(child); });
+  });
+  m_pid = pid.get();
+}
+
+BackgroundRun::~BackgroundRun() {
+  if (!m_waited) {
+    ::kill(m_pid, SIGKILL);
+    m_result.wait();
+  }
+}
+
+RunResult BackgroundRun::wait() {
+  m_waited = true;
+  return m_result.get();
 }
 
 // ---------------------------------------------------------------------------- Ceph
@@ -193,6 +219,31 @@ std::string CephAdmin::create_image(const std::string& pool, const std::string& 
   std::string id;
   check(image.get_id(&id), "reading the id of " + name);
   return id;
+}
+
+void CephAdmin::create_images(const std::string& pool, const std::string& prefix, int count,
+                              std::uint64_t size) {
+  librados::IoCtx pool_io = io(pool);
+  librbd::RBD api;
+  // create2 is synchronous; a few threads keep the OSD busy enough.
+  constexpr int k_threads = 8;
+  std::vector<std::future<int>> workers;
+  for (int t = 0; t < k_threads; ++t) {
+    workers.push_back(std::async(std::launch::async, [&, t] {
+      for (int n = t; n < count; n += k_threads) {
+        int order = 22;
+        const std::string name = prefix + "-" + std::to_string(n);
+        const int r = api.create2(pool_io, name.c_str(), size, 0x3d, &order);
+        if (r < 0) {
+          return r;
+        }
+      }
+      return 0;
+    }));
+  }
+  for (auto& worker : workers) {
+    check(worker.get(), "creating images " + prefix + "-*");
+  }
 }
 
 void CephAdmin::remove_image(const std::string& pool, const std::string& name) {

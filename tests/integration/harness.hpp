@@ -4,7 +4,11 @@
 /// server that scripts/test.sh starts (found through RBDSYNC_TEST_* variables), and a
 /// way to run the real rbd-sync binary.
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,12 +36,32 @@ struct RunResult {
   double seconds = 0.0;
 };
 
+/// Called with the child's pid as soon as it has been started.
+using OnStart = std::function<void(pid_t)>;
+
 /// Runs the rbd-sync binary under test with `args` and waits for it (killing it after
 /// `timeout_seconds`).
-RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds = 120);
+RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds = 120,
+                       const OnStart& on_start = {});
 
 /// Runs any program and waits for it; stdout and stderr are captured.
-RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds = 120);
+RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds = 120,
+                      const OnStart& on_start = {});
+
+/// rbd-sync running in the background, e.g. a long sync other runs collide with.
+class BackgroundRun {
+ public:
+  explicit BackgroundRun(const std::vector<std::string>& args);
+  ~BackgroundRun();
+  pid_t pid() const { return m_pid; }
+  /// Waits for it to end.
+  RunResult wait();
+
+ private:
+  std::future<RunResult> m_result;
+  pid_t m_pid = 0;
+  bool m_waited = false;
+};
 
 /// An admin connection to the test cluster, for making fixtures.
 class CephAdmin {
@@ -57,6 +81,9 @@ class CephAdmin {
   std::string create_image(const std::string& pool, const std::string& name, std::uint64_t size,
                            std::uint64_t features = 0x3d, int order = 22,
                            const std::string& ns = "");
+  /// Creates `count` images "<prefix>-<n>" quickly, several in flight.
+  void create_images(const std::string& pool, const std::string& prefix, int count,
+                     std::uint64_t size);
   void remove_image(const std::string& pool, const std::string& name);
   void resize_image(const std::string& pool, const std::string& name, std::uint64_t size);
   void snapshot(const std::string& pool, const std::string& image, const std::string& snap,

@@ -1,0 +1,75 @@
+#include "app/holder_keeper.hpp"
+
+#include <ctime>
+
+#include <spdlog/spdlog.h>
+
+namespace rbdsync::app {
+
+namespace {
+
+// Often enough for a person watching `rbd-sync status`, rare enough to cost nothing.
+constexpr auto k_write_interval = std::chrono::milliseconds(250);
+
+}  // namespace
+
+HolderKeeper::HolderKeeper(int fd, lock::RunInfo me) : m_fd(fd) {
+  if (auto previous = lock::read_record(fd)) {
+    m_previous = *previous;
+  }
+  m_record.last_run = m_previous.last_run;
+  if (m_previous.holder) {
+    // We got the lock, so whoever the record names as holder is gone without saying
+    // how it ended (SIGKILL, power loss).
+    lock::RunInfo dead = *m_previous.holder;
+    dead.status = "abandoned";
+    dead.message = "the run ended without recording how (killed?)";
+    spdlog::warn("previous run {} (pid {} on {}) ended without recording how; marked abandoned",
+                 dead.run_id, dead.pid, dead.host);
+    m_record.last_run = dead;
+    m_previous.last_run = dead;
+  }
+  m_previous.holder.reset();
+  m_record.holder = std::move(me);
+  write();
+}
+
+void HolderKeeper::on_progress(sync::Phase phase, std::size_t done, std::size_t total) {
+  lock::RunInfo& me = *m_record.holder;
+  const bool new_phase = me.phase != sync::phase_name(phase);
+  me.phase = sync::phase_name(phase);
+  me.done = done;
+  me.total = total;
+  if (new_phase || done == total ||
+      std::chrono::steady_clock::now() - m_last_write >= k_write_interval) {
+    write();
+  }
+}
+
+void HolderKeeper::finish(const std::string& status, int exit_code, const std::string& message) {
+  if (!m_record.holder) {
+    return;
+  }
+  lock::RunInfo ended = *m_record.holder;
+  ended.status = status;
+  ended.exit_code = exit_code;
+  ended.message = message;
+  ended.ended_at = static_cast<std::int64_t>(std::time(nullptr));
+  m_record.holder.reset();
+  m_record.last_run = std::move(ended);
+  write();
+}
+
+void HolderKeeper::withdraw() {
+  m_record = m_previous;
+  write();
+}
+
+void HolderKeeper::write() {
+  if (!lock::write_record(m_fd, m_record)) {
+    spdlog::debug("could not write the holder record");
+  }
+  m_last_write = std::chrono::steady_clock::now();
+}
+
+}  // namespace rbdsync::app

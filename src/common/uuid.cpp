@@ -1,0 +1,30 @@
+#include "common/uuid.hpp"
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+
+namespace rbdsync {
+
+std::string random_uuid() {
+  std::random_device entropy;  // getrandom(2) on Linux
+  std::array<std::uint8_t, 16> bytes{};
+  for (auto& byte : bytes) {
+    byte = static_cast<std::uint8_t>(entropy() & 0xff);
+  }
+  bytes[6] = static_cast<std::uint8_t>((bytes[6] & 0x0f) | 0x40);  // version 4
+  bytes[8] = static_cast<std::uint8_t>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  std::string text;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) {
+      text += '-';
+    }
+    std::array<char, 3> hex{};
+    std::snprintf(hex.data(), hex.size(), "%02x", bytes[i]);
+    text += hex.data();
+  }
+  return text;
+}
+
+}  // namespace rbdsync

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace rbdsync::lock {
+
+/// Who a run is and how far it got: what a busy caller and `rbd-sync status` show.
+struct RunInfo {
+  std::string run_id;
+  std::int64_t pid = 0;
+  std::string host;
+  std::string trigger;          ///< cron | web | manual
+  std::int64_t started_at = 0;  ///< Unix seconds
+  std::string phase;            ///< e.g. "reading"
+  std::uint64_t done = 0;       ///< images read so far
+  std::uint64_t total = 0;      ///< images listed
+  // Set once the run has ended.
+  std::string status;  ///< succeeded | failed | interrupted | abandoned; "" while running
+  std::int64_t ended_at = 0;
+  int exit_code = 0;
+  std::string message;
+};
+
+/// What the lock file holds: the run that holds (or last held) the lock, and the last
+/// run that ended on this host. The lock itself is the flock; the record only
+/// describes it and may be stale after a SIGKILL.
+struct HolderRecord {
+  std::optional<RunInfo> holder;
+  std::optional<RunInfo> last_run;
+};
+
+/// The record as JSON text.
+std::string encode_record(const HolderRecord& record);
+/// Parses JSON text from encode_record(); std::nullopt for anything else (an empty
+/// file, a torn read, a file from another program).
+std::optional<HolderRecord> decode_record(const std::string& text);
+
+/// Replaces the record in the lock file `fd` with one pwrite(2) of a fixed-size
+/// block, so a reader never sees the end of an older, longer record. Best effort:
+/// failing to describe the lock never fails the run; returns false then.
+bool write_record(int fd, const HolderRecord& record);
+
+/// Reads the record without locking (the holder may be writing it: a torn read is
+/// retried a few times). std::nullopt when there is none or it cannot be parsed.
+std::optional<HolderRecord> read_record(int fd);
+
+/// What `rbd-sync status` sees of a lock file, read without locking it.
+struct LockState {
+  bool exists = false;              ///< false: no sync ever ran with this lock file
+  std::optional<pid_t> holder_pid;  ///< set while some process holds the flock
+  std::optional<HolderRecord> record;
+};
+
+/// Inspects the lock file at `path` without creating or locking it. Throws
+/// Error(ExitCode::cant_create) when it exists but cannot be opened.
+LockState inspect_lock_file(const std::string& path);
+
+/// The pid that holds a flock(2) on the file open as `fd`, from /proc/locks.
+/// std::nullopt when nobody does or it cannot be told.
+std::optional<pid_t> flock_holder_pid(int fd);
+
+}  // namespace rbdsync::lock

@@ -1,0 +1,187 @@
+// The guard under contention, on the real cluster and database: many runs at once,
+// a killed holder, two "hosts" (two lock files) on one database, waiting, status.
+#include <signal.h>
+
+#include <algorithm>
+#include <future>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "integration/harness.hpp"
+
+namespace rbdsync::testing {
+namespace {
+
+// Enough images that a sync takes a few seconds on the test cluster, so that runs
+// started meanwhile really collide with it.
+constexpr int k_images = 400;
+
+class GuardTest : public IntegrationTest {
+ protected:
+  void SetUp() override {
+    const RunResult migrated = migrate();
+    ASSERT_EQ(migrated.exit_code, 0) << migrated.err;
+    pool = unique_name("guard");
+    ceph.create_pool(pool);
+    ceph.create_images(pool, "img", k_images, 16ULL << 20);
+  }
+
+  std::vector<std::string> args_with_lock(const std::string& lock,
+                                          const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> args = run_args({"--pool", pool});
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--lock-file") {
+        args[i + 1] = lock;
+      }
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  nlohmann::json status(const std::string& lock) const {
+    const RunResult result = run_rbd_sync({"status", "--json", "--lock-file", lock});
+    return nlohmann::json::parse(result.out);
+  }
+
+  /// Waits until the sync holding `lock` has read some images.
+  void wait_until_reading(const std::string& lock) const {
+    for (int attempt = 0; attempt < 600; ++attempt) {
+      const auto state = status(lock);
+      const auto& holder = state["holder"];
+      if (holder.is_object() && holder.value("phase", "") == "reading" &&
+          holder.value("done", 0) > 0) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    FAIL() << "the sync never started reading images";
+  }
+
+  std::string pool;
+};
+
+TEST_F(GuardTest, FiftyRunsAtOnceGiveExactlyOneSyncAndFortyNineNamingItsPid) {
+  constexpr int k_runs = 50;
+  std::vector<std::future<RunResult>> runs;
+  for (int i = 0; i < k_runs; ++i) {
+    runs.push_back(std::async(std::launch::async, [this] { return sync({"--pool", pool}); }));
+  }
+  std::vector<RunResult> results;
+  for (auto& run : runs) {
+    results.push_back(run.get());
+  }
+
+  int succeeded = 0;
+  int busy = 0;
+  for (const auto& result : results) {
+    succeeded += result.exit_code == 0 ? 1 : 0;
+    busy += result.exit_code == 75 ? 1 : 0;
+  }
+  ASSERT_EQ(succeeded, 1);
+  ASSERT_EQ(busy, k_runs - 1);
+
+  const auto winner = db.rows("SELECT pid FROM rbdsync.runs WHERE status = 'succeeded'");
+  ASSERT_EQ(winner.size(), 1U);
+  double slowest_busy = 0.0;
+  double sync_seconds = 0.0;
+  for (const auto& result : results) {
+    if (result.exit_code == 75) {
+      EXPECT_NE(result.err.find("already running: pid " + winner[0] + " "), std::string::npos)
+          << result.err;
+      slowest_busy = std::max(slowest_busy, result.seconds);
+    } else {
+      sync_seconds = result.seconds;
+    }
+  }
+  // Fifty processes loading librados at once on two cores take a while to start, so
+  // no latency bound here (the single busy run has one); but none waited for the sync.
+  EXPECT_LT(slowest_busy, sync_seconds);
+  RecordProperty("slowest_busy_exit_seconds", std::to_string(slowest_busy));
+  RecordProperty("sync_seconds", std::to_string(sync_seconds));
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs"), std::vector<std::string>{"1"})
+      << "busy runs must not have touched the database";
+
+  // The inventory is a single sync's: a second sync finds nothing to change.
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.images"),
+            std::vector<std::string>{std::to_string(k_images)});
+  const RunResult again = sync({"--pool", pool});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("added=0 changed=0 removed=0"), std::string::npos) << again.out;
+}
+
+TEST_F(GuardTest, KilledHolderLeavesNoLockAndTheNextRunOverwritesItsRecord) {
+  BackgroundRun victim(run_args({"--pool", pool}));
+  wait_until_reading(lock_file);
+  const auto during = status(lock_file);
+  EXPECT_EQ(during["holder"]["pid"], victim.pid());
+  const std::string victim_run = during["holder"]["run_id"];
+
+  ::kill(victim.pid(), SIGKILL);
+  EXPECT_EQ(victim.wait().exit_code, 128 + SIGKILL);
+  const auto after_kill = status(lock_file);
+  EXPECT_FALSE(after_kill["running"].get<bool>());
+
+  const RunResult next = sync({"--pool", pool, "--json"});
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  const std::string next_run = nlohmann::json::parse(next.out)["run_id"];
+  EXPECT_NE(next.err.find("previous run " + victim_run), std::string::npos) << next.err;
+
+  const auto record = status(lock_file);
+  EXPECT_TRUE(record["holder"].is_null());
+  EXPECT_EQ(record["last_run"]["run_id"], next_run);
+  EXPECT_EQ(record["last_run"]["status"], "succeeded");
+  EXPECT_EQ(db.rows("SELECT status FROM rbdsync.runs WHERE run_id = '" + victim_run + "'"),
+            std::vector<std::string>{"abandoned"});
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.images"),
+            std::vector<std::string>{std::to_string(k_images)});
+}
+
+TEST_F(GuardTest, RunOnAnotherHostExitsBusyNamingTheHolderFromTheDatabase) {
+  // Two lock files stand in for two hosts sharing one database.
+  BackgroundRun first(args_with_lock(dir.file("host-a.lock")));
+  wait_until_reading(dir.file("host-a.lock"));
+
+  const RunResult second = run_rbd_sync(args_with_lock(dir.file("host-b.lock"), {"--json"}));
+  EXPECT_EQ(second.exit_code, 75) << second.err;
+  EXPECT_NE(second.err.find("already running: pid " + std::to_string(first.pid()) + " on "),
+            std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find("cluster " + ceph.fsid()), std::string::npos) << second.err;
+  const auto json = nlohmann::json::parse(second.out);
+  EXPECT_EQ(json["holder"]["pid"], first.pid());
+
+  const RunResult first_result = first.wait();
+  EXPECT_EQ(first_result.exit_code, 0) << first_result.err;
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs"), std::vector<std::string>{"1"});
+  EXPECT_FALSE(status(dir.file("host-b.lock"))["running"].get<bool>());
+}
+
+TEST_F(GuardTest, WaitingRunStartsOnceTheHolderFinishes) {
+  BackgroundRun first(run_args({"--pool", pool}));
+  wait_until_reading(lock_file);
+  const RunResult waiting = sync({"--pool", pool, "--wait", "120"});
+  EXPECT_EQ(waiting.exit_code, 0) << waiting.err;
+  EXPECT_EQ(first.wait().exit_code, 0);
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs WHERE status = 'succeeded'"),
+            std::vector<std::string>{"2"});
+}
+
+TEST_F(GuardTest, StatusShowsTheRunningSyncThenTheLastRun) {
+  BackgroundRun running(run_args({"--pool", pool, "--trigger", "web"}));
+  wait_until_reading(lock_file);
+  const RunResult during = run_rbd_sync({"status", "--lock-file", lock_file});
+  EXPECT_EQ(during.exit_code, 75);
+  EXPECT_NE(during.out.find("running: pid " + std::to_string(running.pid())), std::string::npos)
+      << during.out;
+  EXPECT_NE(during.out.find("trigger web"), std::string::npos) << during.out;
+  ASSERT_EQ(running.wait().exit_code, 0);
+
+  const RunResult after = run_rbd_sync({"status", "--lock-file", lock_file});
+  EXPECT_EQ(after.exit_code, 0) << after.out;
+  EXPECT_NE(after.out.find("idle"), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("succeeded"), std::string::npos) << after.out;
+}
+
+}  // namespace
+}  // namespace rbdsync::testing

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cstdint>
-#include <cstdio>
 #include <random>
 
 namespace rbdsync {
@@ -20,9 +19,9 @@ std::string random_uuid() {
     if (i == 4 || i == 6 || i == 8 || i == 10) {
       text += '-';
     }
-    std::array<char, 3> hex{};
-    std::snprintf(hex.data(), hex.size(), "%02x", bytes[i]);
-    text += hex.data();
+    constexpr const char* k_hex = "0123456789abcdef";
+    text += k_hex[bytes[i] >> 4];
+    text += k_hex[bytes[i] & 0x0f];
   }
   return text;
 }

@@ -2,6 +2,7 @@
 #include <exception>
 #include <iostream>
 
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -9,13 +10,25 @@
 #include "app/output.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "common/interrupts.hpp"
 #include "common/version.hpp"
 
 namespace {
 
 void configure_logging(const rbdsync::cli::Config& config) {
-  // stdout carries results only, so logs go to stderr.
-  auto logger = spdlog::stderr_color_mt("rbd-sync");
+  // stdout carries results only, so logs go to stderr or, for cron, to an appended file.
+  std::shared_ptr<spdlog::logger> logger;
+  if (config.log_file.empty()) {
+    logger = spdlog::stderr_color_mt("rbd-sync");
+  } else {
+    try {
+      logger = spdlog::basic_logger_mt("rbd-sync", config.log_file, /*truncate=*/false);
+    } catch (const spdlog::spdlog_ex& e) {
+      throw rbdsync::Error(rbdsync::ExitCode::cant_create,
+                           "cannot open log file '" + config.log_file + "': " + e.what(),
+                           "check the directory and permissions, or drop --log-file");
+    }
+  }
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z rbd-sync[%P] %l: %v");
   logger->set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_default_logger(logger);
@@ -25,6 +38,8 @@ void configure_logging(const rbdsync::cli::Config& config) {
 
 int main(int argc, char** argv) {
   using rbdsync::ExitCode;
+  // Before any other thread exists (librados starts many), so all inherit the mask.
+  rbdsync::interrupts::install();
   auto format = rbdsync::cli::OutputFormat::plain;
   try {
     const rbdsync::cli::Config config = rbdsync::cli::parse(argc, argv);

@@ -11,6 +11,7 @@
 #include "app/holder_keeper.hpp"
 #include "app/output.hpp"
 #include "ceph/ceph_source.hpp"
+#include "common/interrupts.hpp"
 #include "common/uuid.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_store.hpp"
@@ -77,6 +78,16 @@ void fill_counts(db::RunRow& row, const sync::SyncReport& report) {
   row.total = row.done;
 }
 
+/// The Error that interrupts::check() throws, for a signal that arrived meanwhile.
+Error interrupted_error() {
+  try {
+    interrupts::check();
+  } catch (const Error& error) {
+    return error;
+  }
+  return Error(ExitCode::internal, "no interruption");
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -110,7 +121,11 @@ ExitCode run_sync(const cli::Config& config) {
   try {
     // PostgreSQL before Ceph: a missing schema or a wrong password should fail in
     // milliseconds, not after reading the whole cluster.
-    store = std::make_unique<db::PgStore>(config.db);
+    store = std::make_unique<db::PgStore>(config.db, config.db_timeout_seconds);
+    db::PgStore* const cancellable = store.get();
+    // Declared after the store, so it is cleared before the store goes.
+    const interrupts::ScopedAction cancel_on_signal(
+        [cancellable] { cancellable->cancel_running_statement(); });
     store->require_current_schema();
 
     ceph::CephConfig ceph_config;
@@ -143,6 +158,7 @@ ExitCode run_sync(const cli::Config& config) {
 
     sync::SyncOptions options;
     options.pool_names = config.pools;
+    options.check_interrupted = interrupts::check;
     const sync::SyncReport report = sync::Syncer().run(source, *store, options, &keeper);
 
     row.status = "succeeded";
@@ -154,10 +170,13 @@ ExitCode run_sync(const cli::Config& config) {
     spdlog::info("run {} of {} succeeded in {:.3f}s", me.run_id, fsid, report.seconds);
     print_sync_report(report, me.run_id, config);
     return ExitCode::ok;
-  } catch (const Error& error) {
-    keeper.finish("failed", to_int(error.code()), error.what());
+  } catch (const Error& caught) {
+    // A signal makes the call it interrupted fail; report the signal, not that failure.
+    const bool interrupted = interrupts::received() != 0;
+    const Error error = interrupted ? interrupted_error() : caught;
+    keeper.finish(interrupted ? "interrupted" : "failed", to_int(error.code()), error.what());
     if (row_recorded) {
-      row.status = "failed";
+      row.status = interrupted ? "interrupted" : "failed";
       row.exit_code = to_int(error.code());
       row.error = error.what();
       row.duration_seconds = seconds_since(start);
@@ -168,7 +187,7 @@ ExitCode run_sync(const cli::Config& config) {
         spdlog::warn("could not record the failure of run {}: {}", row.run_id, also.what());
       }
     }
-    throw;
+    throw error;
   }
 }
 

@@ -25,7 +25,9 @@ cxxopts::Options make_options() {
   options.add_options("Database")
       (flag::k_db, "libpq conninfo or URI, without password (passwords come from "
                    "~/.pgpass, PGPASSFILE or pg_service.conf)",
-       cxxopts::value<std::string>()->default_value(k_default_db));
+       cxxopts::value<std::string>()->default_value(k_default_db))
+      (flag::k_db_timeout, "seconds any one database statement may take",
+       cxxopts::value<int>()->default_value("300"));
   options.add_options("Guard")
       (flag::k_lock_file, "the lock file every caller shares",
        cxxopts::value<std::string>()->default_value(k_default_lock_file))
@@ -50,6 +52,8 @@ cxxopts::Options make_options() {
       (flag::k_json, "same as --format json")
       ("v,verbose", "log debug messages on stderr")
       ("q,quiet", "print no result line; errors still go to stderr")
+      (flag::k_log_file, "append logs to this file instead of stderr",
+       cxxopts::value<std::string>())
       (flag::k_log_level, "trace | debug | info | warn | error | off",
        cxxopts::value<std::string>()->default_value("warn"));
   // clang-format on
@@ -174,6 +178,17 @@ Config parse(int argc, const char* const argv[]) {
                   "--ceph-timeout must be 1 to 3600 seconds, not " +
                       std::to_string(config.ceph_timeout_seconds),
                   k_usage_hint);
+    }
+    config.db_timeout_seconds = result[flag::k_db_timeout].as<int>();
+    if (config.db_timeout_seconds < 1 || config.db_timeout_seconds > 86400) {
+      throw Error(ExitCode::usage,
+                  "--db-timeout must be 1 to 86400 seconds, not " +
+                      std::to_string(config.db_timeout_seconds),
+                  k_usage_hint);
+    }
+    if (result.count(flag::k_log_file) != 0) {
+      config.log_file = result[flag::k_log_file].as<std::string>();
+      require_non_empty(config.log_file, flag::k_log_file);
     }
     config.format = result.count(flag::k_json) != 0
                         ? OutputFormat::json

@@ -18,6 +18,8 @@ inline constexpr const char* k_name = "name";
 inline constexpr const char* k_keyring = "keyring";
 inline constexpr const char* k_pool = "pool";
 inline constexpr const char* k_ceph_timeout = "ceph-timeout";
+inline constexpr const char* k_db_timeout = "db-timeout";
+inline constexpr const char* k_log_file = "log-file";
 inline constexpr const char* k_format = "format";
 inline constexpr const char* k_json = "json";
 inline constexpr const char* k_verbose = "verbose";
@@ -49,6 +51,8 @@ struct Config {
   std::string keyring;                       ///< empty: from ceph.conf
   std::vector<std::string> pools;            ///< empty: every pool with the rbd application
   int ceph_timeout_seconds = 30;
+  int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout
+  std::string log_file;          ///< empty: log to stderr
   OutputFormat format = OutputFormat::plain;
   std::string log_level = "warn";
   bool quiet = false;

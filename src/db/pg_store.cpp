@@ -81,6 +81,11 @@ auto translated(const std::string& what, Body&& body) -> decltype(body()) {
     throw Error(ExitCode::config, what + ": " + one_line(e.what()),
                 "run 'rbd-sync migrate' against this database first");
   } catch (const pqxx::sql_error& e) {
+    if (e.sqlstate() == "57014") {  // query_canceled: statement_timeout or a cancel
+      throw Error(ExitCode::unavailable,
+                  what + ": PostgreSQL cancelled the statement: " + one_line(e.what()),
+                  "look for sessions holding locks on the rbdsync tables, or raise --db-timeout");
+    }
     throw Error(ExitCode::internal,
                 what + ": PostgreSQL refused a statement (SQLSTATE " + e.sqlstate() +
                     "): " + one_line(e.what()),
@@ -212,12 +217,20 @@ class PgTransaction : public sync::SinkTransaction {
 }  // namespace
 
 struct PgStore::Connection {
-  explicit Connection(const std::string& conninfo) : connection(conninfo) {}
+  explicit Connection(const std::string& conninfo) : connection(conninfo) {
+    // libpqxx 6 silently reconnects a broken connection. That would drop the session
+    // advisory lock (the cross-host guard) in the middle of a run, so it is switched
+    // off; libpqxx 7 removed the feature, hence the deprecation.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    connection.inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+  }
   pqxx::connection connection;
   bool statements_prepared = false;
 };
 
-PgStore::PgStore(const std::string& conninfo) {
+PgStore::PgStore(const std::string& conninfo, int statement_timeout_seconds) {
   check_conninfo(conninfo);
   const std::string where = describe_conninfo(conninfo);
   try {
@@ -227,7 +240,22 @@ PgStore::PgStore(const std::string& conninfo) {
   } catch (const std::exception& e) {
     throw_connect_error(where, e.what());
   }
+  translated("setting the statement timeout", [&] {
+    // Bounds every statement, including one stuck behind another session's lock.
+    pqxx::nontransaction work(m_connection->connection, "rbd-sync timeouts");
+    work.exec("SET statement_timeout = " + std::to_string(statement_timeout_seconds * 1000));
+  });
   spdlog::debug("connected to PostgreSQL ({})", where);
+}
+
+void PgStore::cancel_running_statement() noexcept {
+  try {
+    // PQcancel reads only what was fixed when the connection was made, so it may run
+    // on another thread while this one waits for the statement (libpq's own advice).
+    m_connection->connection.cancel_query();
+  } catch (const std::exception& e) {
+    spdlog::debug("cancelling the running statement failed: {}", e.what());
+  }
 }
 
 PgStore::~PgStore() = default;

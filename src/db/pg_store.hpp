@@ -37,7 +37,7 @@ class PgStore : public sync::InventorySink {
   /// PGPASSFILE or a service file). Throws Error with ExitCode::unavailable (no server
   /// answered), ExitCode::no_permission (authentication refused) or ExitCode::config
   /// (unknown database, role or service).
-  explicit PgStore(const std::string& conninfo);
+  explicit PgStore(const std::string& conninfo, int statement_timeout_seconds = 300);
   ~PgStore() override;
   PgStore(const PgStore&) = delete;
   PgStore& operator=(const PgStore&) = delete;
@@ -72,6 +72,11 @@ class PgStore : public sync::InventorySink {
 
   /// Updates the run's row with its final status, counts, exit code and error.
   void record_run_end(const RunRow& run);
+
+  /// Asks the server to cancel the statement running on this connection, from another
+  /// thread (e.g. on SIGTERM); the waiting call then fails and its transaction rolls
+  /// back. Never throws.
+  void cancel_running_statement() noexcept;
 
  private:
   struct Connection;

@@ -26,6 +26,11 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
       progress->on_progress(phase, done, total);
     }
   };
+  const auto check_interrupted = [&options] {
+    if (options.check_interrupted) {
+      options.check_interrupted();
+    }
+  };
   SyncReport report;
 
   tell(Phase::listing, 0, 0);
@@ -49,6 +54,7 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
   tell(Phase::reading, 0, total);
   std::size_t done = 0;
   for (const auto& [pool, ref] : listed) {
+    check_interrupted();
     auto image = source.read_image(*pool, ref);
     tell(Phase::reading, ++done, total);
     if (!image) {
@@ -77,6 +83,8 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
   report.removed = changes.removed_images.size();
   transaction->apply(changes);
   tell(Phase::committing, done, total);
+  // The last moment a stop request can still leave the database untouched.
+  check_interrupted();
   transaction->commit();
   spdlog::debug("write phase: {} added, {} changed, {} removed in {:.3f}s", report.added,
                 report.changed, report.removed, seconds_since(write_start));

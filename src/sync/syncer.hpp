@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,9 @@ namespace rbdsync::sync {
 /// What to sync.
 struct SyncOptions {
   std::vector<std::string> pool_names;  ///< empty: every pool with the rbd application
+  /// Called between images and just before commit; throws to stop the sync (e.g. on
+  /// SIGTERM). Nothing is committed after it threw.
+  std::function<void()> check_interrupted;
 };
 
 /// What one sync did.

@@ -129,6 +129,41 @@ TEST_F(SyncerTest, NothingIsCommittedWhenCommitFails) {
   EXPECT_EQ(stored().images, before.images);
 }
 
+TEST_F(SyncerTest, InterruptionJustBeforeCommitCommitsNothing) {
+  sync();
+  const auto before = stored();
+  source.images.clear();
+  int checks = 0;
+  SyncOptions options;
+  // With no images left, the only check is the one before commit.
+  options.check_interrupted = [&checks] {
+    ++checks;
+    throw Error(ExitCode::interrupted_term, "interrupted by SIGTERM before commit");
+  };
+  try {
+    Syncer().run(source, sink, options);
+    FAIL() << "an interruption must stop the sync";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::interrupted_term);
+  }
+  EXPECT_EQ(checks, 1);
+  EXPECT_EQ(sink.commits, 1);
+  EXPECT_EQ(stored().images, before.images);
+}
+
+TEST_F(SyncerTest, InterruptionWhileReadingStopsBeforeTheNextImage) {
+  SyncOptions options;
+  int checks = 0;
+  options.check_interrupted = [&checks] {
+    if (++checks == 2) {
+      throw Error(ExitCode::interrupted_int, "interrupted by SIGINT before commit");
+    }
+  };
+  EXPECT_THROW(Syncer().run(source, sink, options), Error);
+  EXPECT_EQ(source.reads, 1);
+  EXPECT_TRUE(sink.applied.empty());
+}
+
 TEST_F(SyncerTest, UnknownPoolFailsBeforeAnythingIsRead) {
   try {
     sync({"nope"});

@@ -1,0 +1,81 @@
+#include "common/interrupts.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/error.hpp"
+
+namespace rbdsync::interrupts {
+
+namespace {
+
+std::atomic<int> g_received{0};
+std::mutex g_action_mutex;
+std::function<void()> g_action;
+
+void watch(sigset_t signals, std::chrono::milliseconds grace) {
+  int signal_number = 0;
+  while (sigwait(&signals, &signal_number) != 0 || signal_number == 0) {
+  }
+  g_received = signal_number;
+  {
+    std::lock_guard<std::mutex> guard(g_action_mutex);
+    if (g_action) {
+      g_action();
+    }
+  }
+  // The main thread should now unwind within moments; if it is stuck in a call that
+  // cannot be cancelled, leave anyway. _exit skips destructors, which is fine: the
+  // kernel drops the flock and PostgreSQL rolls back on the closed connection.
+  std::thread([grace, signal_number] {
+    std::this_thread::sleep_for(grace);
+    ::_exit(exit_code_for(signal_number));
+  }).detach();
+  int second = 0;
+  while (sigwait(&signals, &second) != 0) {
+  }
+  ::_exit(exit_code_for(signal_number));
+}
+
+}  // namespace
+
+void install(std::chrono::milliseconds grace) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread(watch, signals, grace).detach();
+}
+
+int received() {
+  return g_received.load();
+}
+
+void check() {
+  const int signal_number = received();
+  if (signal_number == 0) {
+    return;
+  }
+  throw Error(signal_number == SIGINT ? ExitCode::interrupted_int : ExitCode::interrupted_term,
+              std::string("interrupted by ") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
+                  " before commit; the database is unchanged",
+              "run the sync again when convenient");
+}
+
+void on_interrupt(std::function<void()> action) {
+  std::lock_guard<std::mutex> guard(g_action_mutex);
+  g_action = std::move(action);
+}
+
+int exit_code_for(int signal_number) {
+  return 128 + signal_number;
+}
+
+}  // namespace rbdsync::interrupts

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+namespace rbdsync {
+
+/// SIGINT and SIGTERM, handled so that a sync stops cleanly: nothing uncommitted
+/// survives, the guard is released, and the exit code is 130 or 143.
+///
+/// install() blocks both signals and starts a thread that waits for them with
+/// sigwait(2), so no code runs in signal-handler context. On the first signal it
+/// records it and runs the registered cancel action (e.g. cancel the running database
+/// statement); the main thread notices at its next check() or when the cancelled call
+/// fails. If the main thread is stuck (a frozen OSD), the process exits by itself
+/// after `grace`; a second signal exits at once. Either way PostgreSQL discards the
+/// open transaction and the kernel releases the flock.
+namespace interrupts {
+
+/// Call first in main(), before any other thread exists (threads inherit the mask).
+void install(std::chrono::milliseconds grace = std::chrono::seconds(5));
+
+/// The signal received (SIGINT or SIGTERM), or 0.
+int received();
+
+/// Throws Error(ExitCode::interrupted_int / interrupted_term) once a signal arrived.
+void check();
+
+/// Sets the action to run, on the watcher thread, when a signal arrives; an empty
+/// function clears it. While the action runs, setting a new one waits, so an object
+/// the action uses may be destroyed safely after clearing it.
+void on_interrupt(std::function<void()> action);
+
+/// Sets the interrupt action for as long as it lives.
+class ScopedAction {
+ public:
+  explicit ScopedAction(std::function<void()> action) { on_interrupt(std::move(action)); }
+  ~ScopedAction() { on_interrupt({}); }
+  ScopedAction(const ScopedAction&) = delete;
+  ScopedAction& operator=(const ScopedAction&) = delete;
+};
+
+/// The exit code for signal `signal_number` (128 + number).
+int exit_code_for(int signal_number);
+
+}  // namespace interrupts
+}  // namespace rbdsync

@@ -4,6 +4,8 @@
 #   scripts/pg-server.sh start  DIR   # DIR must not exist or be empty
 #   scripts/pg-server.sh status DIR   # exit 0 if the server accepts rbdsync logins
 #   scripts/pg-server.sh stop   DIR   # stop the recorded server, remove DIR
+#   scripts/pg-server.sh halt   DIR   # fault tests: stop the server, keep its data
+#   scripts/pg-server.sh resume DIR   # fault tests: start it again
 #
 # Environment knobs (start):
 #   PG_SERVER_PORT   TCP port on 127.0.0.1 (default 55432)
@@ -52,7 +54,7 @@ log() { echo "$PROG: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 usage() {
-    echo "usage: $PROG start|stop|status DIR   (env: PG_SERVER_PORT, default 55432)" >&2
+    echo "usage: $PROG start|stop|status|halt|resume DIR   (env: PG_SERVER_PORT, default 55432)" >&2
     exit 2
 }
 
@@ -348,6 +350,7 @@ EOF
         # (plain double quotes: the conninfo values hold no shell metacharacters)
         echo "export RBDSYNC_TEST_DB=\"host=127.0.0.1 port=$PORT user=$APP_ROLE dbname=$APP_ROLE\""
         echo "export RBDSYNC_TEST_DB_ADMIN=\"host=127.0.0.1 port=$PORT user=$PG_USER dbname=postgres\""
+        printf 'export RBDSYNC_TEST_PG_DIR=%q\n' "$DIR"
     } > "$DIR/env.sh"
 
     STARTED=1
@@ -385,6 +388,22 @@ cmd_status() {
     echo "postgres in $DIR: accepting $APP_ROLE logins on 127.0.0.1:$PORT"
 }
 
+# --- faults, for tests ---------------------------------------------------------
+
+# Stops the server but keeps its data, so `resume` brings it back as it was.
+cmd_halt() {
+    [[ -f $DATA/postgresql.conf ]] || die "no server in $DIR"
+    as_postgres "$PG_BIN/pg_ctl" -D "$DATA" -m fast -w -t 30 -s stop
+    log "postgres halted (data kept in $DATA)"
+}
+
+cmd_resume() {
+    [[ -f $DATA/postgresql.conf ]] || die "no server in $DIR"
+    as_postgres "$PG_BIN/pg_ctl" -D "$DATA" -l "$LOGDIR/postgresql.log" -w -t 60 -s start
+    head -n 1 "$DATA/postmaster.pid" > "$DIR/server.pid"
+    log "postgres resumed"
+}
+
 # --- main -------------------------------------------------------------------
 
 (($# == 2)) || usage
@@ -403,5 +422,7 @@ case $1 in
     start) cmd_start ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
+    halt) cmd_halt ;;
+    resume) cmd_resume ;;
     *) usage ;;
 esac

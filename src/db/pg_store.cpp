@@ -24,7 +24,10 @@ namespace {
 // errors are one line.
 std::string one_line(const std::string& text) {
   std::string line;
-  for (const char c : text) {
+  for (char c : text) {
+    if (c == '\t') {
+      c = ' ';
+    }
     if (c == '\n') {
       if (!line.empty() && line.back() != ' ') {
         line += "; ";
@@ -68,7 +71,8 @@ auto translated(const std::string& what, Body&& body) -> decltype(body()) {
     throw;
   } catch (const pqxx::broken_connection& e) {
     throw Error(ExitCode::unavailable,
-                what + ": lost the connection to PostgreSQL: " + one_line(e.what()),
+                what + ": lost the connection to PostgreSQL (server stopped or network cut): " +
+                    one_line(e.what()),
                 "check the server's state and log; the database is unchanged");
   } catch (const pqxx::in_doubt_error& e) {
     throw Error(ExitCode::unavailable,

@@ -39,24 +39,10 @@ class GuardTest : public IntegrationTest {
     return args;
   }
 
-  nlohmann::json status(const std::string& lock) const {
-    const RunResult result = run_rbd_sync({"status", "--json", "--lock-file", lock});
-    return nlohmann::json::parse(result.out);
-  }
+  nlohmann::json status(const std::string& lock) const { return lock_status(lock); }
 
   /// Waits until the sync holding `lock` has read some images.
-  void wait_until_reading(const std::string& lock) const {
-    for (int attempt = 0; attempt < 600; ++attempt) {
-      const auto state = status(lock);
-      const auto& holder = state["holder"];
-      if (holder.is_object() && holder.value("phase", "") == "reading" &&
-          holder.value("done", 0) > 0) {
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    FAIL() << "the sync never started reading images";
-  }
+  void wait_until_reading(const std::string& lock) const { wait_for_phase(lock, "reading", 1); }
 
   std::string pool;
 };

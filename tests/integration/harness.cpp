@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 #include "common/fd.hpp"
 
@@ -45,7 +46,7 @@ std::string unique_name(const std::string& prefix) {
 }
 
 RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds,
-                      const OnStart& on_start) {
+                      const OnStart& on_start, const std::vector<std::string>& env) {
   int out_pipe[2];
   int err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -70,6 +71,10 @@ RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds,
   if (pid == 0) {
     ::dup2(out_write.get(), STDOUT_FILENO);
     ::dup2(err_write.get(), STDERR_FILENO);
+    for (const auto& setting : env) {
+      const auto equals = setting.find('=');
+      ::setenv(setting.substr(0, equals).c_str(), setting.substr(equals + 1).c_str(), 1);
+    }
     ::execvp(args[0], args.data());
     ::_exit(127);
   }
@@ -123,17 +128,28 @@ RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds,
 }
 
 RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds,
-                       const OnStart& on_start) {
+                       const OnStart& on_start, const std::vector<std::string>& env) {
   std::vector<std::string> argv{RBDSYNC_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_program(argv, timeout_seconds, on_start);
+  return run_program(argv, timeout_seconds, on_start, env);
 }
 
-BackgroundRun::BackgroundRun(const std::vector<std::string>& args) {
+void run_script(const std::string& name, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{std::string(RBDSYNC_SOURCE_DIR) + "/scripts/" + name};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const RunResult result = run_program(argv, 120);
+  if (result.exit_code != 0) {
+    throw std::runtime_error("scripts/" + name + " failed: " + result.err);
+  }
+}
+
+BackgroundRun::BackgroundRun(const std::vector<std::string>& args,
+                             const std::vector<std::string>& env) {
   auto started = std::make_shared<std::promise<pid_t>>();
   auto pid = started->get_future();
-  m_result = std::async(std::launch::async, [args, started] {
-    return run_rbd_sync(args, 300, [started](pid_t child) { started->set_value(child); });
+  m_result = std::async(std::launch::async, [args, env, started] {
+    return run_rbd_sync(
+        args, 300, [started](pid_t child) { started->set_value(child); }, env);
   });
   m_pid = pid.get();
 }
@@ -372,6 +388,25 @@ RunResult IntegrationTest::migrate() const {
 
 RunResult IntegrationTest::sync(const std::vector<std::string>& extra) const {
   return run_rbd_sync(run_args(extra));
+}
+
+nlohmann::json IntegrationTest::lock_status(const std::string& lock) const {
+  const RunResult result = run_rbd_sync({"status", "--json", "--lock-file", lock});
+  return nlohmann::json::parse(result.out);
+}
+
+void IntegrationTest::wait_for_phase(const std::string& lock, const std::string& phase,
+                                     int min_done) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto holder = lock_status(lock)["holder"];
+    if (holder.is_object() && holder.value("phase", "") == phase &&
+        holder.value("done", 0) >= min_done) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw std::runtime_error("the sync never reached phase '" + phase + "'");
 }
 
 }  // namespace rbdsync::testing

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
@@ -40,18 +41,22 @@ struct RunResult {
 using OnStart = std::function<void(pid_t)>;
 
 /// Runs the rbd-sync binary under test with `args` and waits for it (killing it after
-/// `timeout_seconds`).
+/// `timeout_seconds`). `env` holds extra NAME=VALUE settings for the child.
 RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds = 120,
-                       const OnStart& on_start = {});
+                       const OnStart& on_start = {}, const std::vector<std::string>& env = {});
 
 /// Runs any program and waits for it; stdout and stderr are captured.
 RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds = 120,
-                      const OnStart& on_start = {});
+                      const OnStart& on_start = {}, const std::vector<std::string>& env = {});
+
+/// Runs one of the project's scripts (scripts/NAME) and fails the test if it fails.
+void run_script(const std::string& name, const std::vector<std::string>& args);
 
 /// rbd-sync running in the background, e.g. a long sync other runs collide with.
 class BackgroundRun {
  public:
-  explicit BackgroundRun(const std::vector<std::string>& args);
+  explicit BackgroundRun(const std::vector<std::string>& args,
+                         const std::vector<std::string>& env = {});
   ~BackgroundRun();
   pid_t pid() const { return m_pid; }
   /// Waits for it to end.
@@ -125,6 +130,11 @@ class IntegrationTest : public ::testing::Test {
   std::vector<std::string> run_args(const std::vector<std::string>& extra = {}) const;
   RunResult migrate() const;
   RunResult sync(const std::vector<std::string>& extra = {}) const;
+  /// `rbd-sync status --json` for `lock`.
+  nlohmann::json lock_status(const std::string& lock) const;
+  /// Waits until the sync holding `lock` reports `phase` with at least `min_done`
+  /// images done; fails the test after 30 s.
+  void wait_for_phase(const std::string& lock, const std::string& phase, int min_done = 0) const;
 
   CephAdmin ceph;
   TestDatabase db;

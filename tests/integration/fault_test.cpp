@@ -1,0 +1,330 @@
+// Faults on the real cluster and database. Each test takes a checksum of every
+// inventory table, causes the fault (mid-sync where that makes sense), and checks the
+// exit code, the one-line message, and that the checksum did not change. The time
+// each run took to fail is printed as "[fault] ..." lines for the issue notes.
+#include <signal.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "integration/harness.hpp"
+#include "lock/file_lock.hpp"
+
+namespace rbdsync::testing {
+namespace {
+
+constexpr int k_images = 200;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+pid_t pid_from_file(const std::string& path) {
+  return std::stoi(read_file(path));
+}
+
+int count_lines(const std::string& text) {
+  int lines = 0;
+  for (const char c : text) {
+    lines += c == '\n' ? 1 : 0;
+  }
+  return lines;
+}
+
+/// The "rbd-sync: error: ..." lines of stderr (log lines may come before them).
+std::vector<std::string> error_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("rbd-sync: error: ", 0) == 0) {
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+void report(const std::string& fault, const RunResult& result) {
+  const auto errors = error_lines(result.err);
+  std::cout << "[fault] " << fault << ": exit " << result.exit_code << " after " << result.seconds
+            << "s: " << (errors.empty() ? "" : errors.front()) << std::endl;
+}
+
+class FaultTest : public IntegrationTest {
+ protected:
+  void SetUp() override {
+    const RunResult migrated = migrate();
+    ASSERT_EQ(migrated.exit_code, 0) << migrated.err;
+    pool = unique_name("fault");
+    ceph.create_pool(pool);
+    ceph.create_images(pool, "img", k_images, 8ULL << 20);
+    const RunResult first = sync({"--pool", pool});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    // Make the next sync want to write: a resize, a removal, an addition.
+    ceph.resize_image(pool, "img-0", 16ULL << 20);
+    ceph.remove_image(pool, "img-1");
+    ceph.create_image(pool, "new", 8ULL << 20);
+    before = db.checksum();
+  }
+
+  /// Expects a failed run: `exit_code`, one line on stderr containing `message`, and
+  /// the inventory exactly as before.
+  void expect_failure(const std::string& fault, const RunResult& result, int exit_code,
+                      const std::string& message) {
+    report(fault, result);
+    EXPECT_EQ(result.exit_code, exit_code) << result.err;
+    const auto errors = error_lines(result.err);
+    ASSERT_EQ(errors.size(), 1U) << "one error line, not:\n" << result.err;
+    EXPECT_NE(errors.front().find(message), std::string::npos) << result.err;
+    EXPECT_EQ(db.checksum(), before) << "the inventory must be exactly as before";
+  }
+
+  std::string ceph_dir() const { return required_env("RBDSYNC_TEST_CEPH_DIR"); }
+  std::string pg_dir() const { return required_env("RBDSYNC_TEST_PG_DIR"); }
+
+  std::string pool;
+  std::string before;
+};
+
+/// A session of the test's own that holds a lock the sync's writes wait for, the way a
+/// long report query on the console could.
+class BlockingSession {
+ public:
+  explicit BlockingSession(const TestDatabase& db) : m_connection(db.connect()) {
+    m_work = std::make_unique<pqxx::work>(*m_connection);
+    m_work->exec("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE");
+  }
+  void release() { m_work.reset(); }
+
+ private:
+  std::unique_ptr<pqxx::connection> m_connection;
+  std::unique_ptr<pqxx::work> m_work;
+};
+
+/// Waits until a statement of the sync is blocked on a lock, i.e. mid-write.
+void wait_until_write_blocked(const TestDatabase& db) {
+  for (int attempt = 0; attempt < 1500; ++attempt) {
+    const auto waiting = db.rows(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'rbd-sync' "
+        "AND wait_event_type = 'Lock'");
+    if (waiting == std::vector<std::string>{"1"}) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw std::runtime_error("the sync never blocked in its write phase");
+}
+
+void signal_during_write_phase(FaultTest& test, const TestDatabase& db,
+                               const std::vector<std::string>& args, int signal_number,
+                               const std::string& name, RunResult& result,
+                               double& seconds_after_signal) {
+  BlockingSession blocker(db);
+  BackgroundRun run(args);
+  wait_until_write_blocked(db);
+  const auto signalled = std::chrono::steady_clock::now();
+  ::kill(run.pid(), signal_number);
+  result = run.wait();
+  seconds_after_signal =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  blocker.release();
+  std::cout << "[fault] " << name << " in the write phase: exit " << result.exit_code << " "
+            << seconds_after_signal
+            << "s after the signal: " << result.err.substr(0, result.err.find('\n')) << std::endl;
+  (void)test;
+}
+
+TEST_F(FaultTest, SigtermInTheWritePhaseRollsBackAndExits143) {
+  RunResult result;
+  double after = 0;
+  signal_during_write_phase(*this, db, run_args({"--pool", pool}), SIGTERM, "SIGTERM", result,
+                            after);
+  EXPECT_EQ(result.exit_code, 143) << result.err;
+  EXPECT_NE(result.err.find("interrupted by SIGTERM"), std::string::npos) << result.err;
+  EXPECT_LT(after, 3.0) << "the running statement is cancelled, not waited for";
+  EXPECT_EQ(db.checksum(), before);
+  EXPECT_EQ(db.rows("SELECT status FROM rbdsync.runs ORDER BY started_at DESC LIMIT 1"),
+            std::vector<std::string>{"interrupted"});
+  EXPECT_FALSE(lock_status(lock_file)["running"].get<bool>()) << "the guard is released";
+}
+
+TEST_F(FaultTest, SigintInTheWritePhaseRollsBackAndExits130) {
+  RunResult result;
+  double after = 0;
+  signal_during_write_phase(*this, db, run_args({"--pool", pool}), SIGINT, "SIGINT", result, after);
+  EXPECT_EQ(result.exit_code, 130) << result.err;
+  EXPECT_NE(result.err.find("interrupted by SIGINT"), std::string::npos) << result.err;
+  EXPECT_EQ(db.checksum(), before);
+}
+
+TEST_F(FaultTest, SigkillInTheWritePhaseLeavesTheDatabaseAsItWas) {
+  RunResult result;
+  double after = 0;
+  signal_during_write_phase(*this, db, run_args({"--pool", pool}), SIGKILL, "SIGKILL", result,
+                            after);
+  EXPECT_EQ(result.exit_code, 128 + SIGKILL);
+  EXPECT_EQ(db.checksum(), before);
+  // The next run is not blocked by anything the killed one left behind.
+  const RunResult next = sync({"--pool", pool});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_NE(next.out.find("changed=1 removed=1"), std::string::npos) << next.out;
+}
+
+TEST_F(FaultTest, FrozenOsdWhileReadingFailsWithinTheCephTimeout) {
+  const pid_t osd = pid_from_file(ceph_dir() + "/run/osd.0.pid");
+  BackgroundRun run(run_args({"--pool", pool, "--ceph-timeout", "3"}));
+  wait_for_phase(lock_file, "reading", 1);
+  ::kill(osd, SIGSTOP);
+  RunResult result = run.wait();
+  ::kill(osd, SIGCONT);
+  // The read may have been between two images; either way it must end, not hang.
+  expect_failure("OSD frozen (SIGSTOP) while reading, --ceph-timeout 3", result, 69, "timed out");
+  EXPECT_LT(result.seconds, 20.0);
+}
+
+TEST_F(FaultTest, MonKilledBeforeTheSyncFailsWithinTheCephTimeout) {
+  run_script("ceph-cluster.sh", {"kill-mon", ceph_dir()});
+  const RunResult result = sync({"--pool", pool, "--ceph-timeout", "3"});
+  run_script("ceph-cluster.sh", {"start-mon", ceph_dir()});
+  expect_failure("mon killed before the sync, --ceph-timeout 3", result, 69,
+                 "cannot connect to the Ceph cluster");
+  EXPECT_LT(result.seconds, 10.0);
+}
+
+TEST_F(FaultTest, MonKilledWhileReadingEndsWithinTheCephTimeout) {
+  BackgroundRun run(run_args({"--pool", pool, "--ceph-timeout", "3"}));
+  wait_for_phase(lock_file, "reading", 1);
+  run_script("ceph-cluster.sh", {"kill-mon", ceph_dir()});
+  const RunResult result = run.wait();
+  run_script("ceph-cluster.sh", {"start-mon", ceph_dir()});
+  report("mon killed while reading, --ceph-timeout 3", result);
+  // Reads go to the OSD, so the sync may well finish without the mon; what it must not
+  // do is hang, or leave half an inventory.
+  EXPECT_LT(result.seconds, 20.0);
+  if (result.exit_code == 0) {
+    EXPECT_NE(result.out.find("changed=1 removed=1"), std::string::npos) << result.out;
+  } else {
+    EXPECT_EQ(result.exit_code, 69) << result.err;
+    EXPECT_EQ(db.checksum(), before);
+  }
+}
+
+TEST_F(FaultTest, PostgresStoppedBeforeTheSyncFailsAsUnavailable) {
+  run_script("pg-server.sh", {"halt", pg_dir()});
+  const RunResult result = sync({"--pool", pool});
+  run_script("pg-server.sh", {"resume", pg_dir()});
+  expect_failure("PostgreSQL stopped before the sync", result, 69, "cannot connect to PostgreSQL");
+}
+
+TEST_F(FaultTest, PostgresStoppedWhileReadingFailsAsUnavailable) {
+  BackgroundRun run(run_args({"--pool", pool}));
+  wait_for_phase(lock_file, "reading", 1);
+  run_script("pg-server.sh", {"halt", pg_dir()});
+  const RunResult result = run.wait();
+  run_script("pg-server.sh", {"resume", pg_dir()});
+  expect_failure("PostgreSQL stopped while reading", result, 69, "PostgreSQL");
+}
+
+TEST_F(FaultTest, WrongDatabasePasswordFailsAsNoPermission) {
+  std::ofstream(dir.file("pgpass")) << "*:*:*:*:not-the-password\n";
+  ::chmod(dir.file("pgpass").c_str(), 0600);
+  const RunResult result =
+      run_rbd_sync(run_args({"--pool", pool}), 60, {}, {"PGPASSFILE=" + dir.file("pgpass")});
+  expect_failure("wrong PostgreSQL password", result, 77, "password authentication failed");
+}
+
+TEST_F(FaultTest, WrongCephxKeyFailsAsNoPermission) {
+  std::ofstream(dir.file("keyring"))
+      << "[client.rbdsync]\n\tkey = AQBYRFdnAAAAABAAd+8mMiIaqG0PCe5Db4CHiQ==\n";
+  const RunResult result = sync({"--pool", pool, "--keyring", dir.file("keyring")});
+  expect_failure("wrong cephx key", result, 77, "refused to authenticate");
+}
+
+TEST_F(FaultTest, MissingKeyringFailsAsConfiguration) {
+  const RunResult result = sync({"--pool", pool, "--keyring", dir.file("no-such.keyring")});
+  expect_failure("missing keyring", result, 78, "keyring");
+}
+
+TEST_F(FaultTest, UnknownPoolFailsAsConfiguration) {
+  const RunResult result = sync({"--pool", "no-such-pool"});
+  expect_failure("unknown pool", result, 78, "pool 'no-such-pool' does not exist");
+}
+
+TEST_F(FaultTest, StatementTimeoutEndsAWriteStuckBehindALock) {
+  BlockingSession blocker(db);
+  const RunResult result = sync({"--pool", pool, "--db-timeout", "2"});
+  blocker.release();
+  expect_failure("write blocked by another session, --db-timeout 2", result, 69,
+                 "cancelled the statement");
+  EXPECT_LT(result.seconds, 10.0);
+}
+
+TEST_F(FaultTest, BadCommandLinesAreUsageErrorsInOneLine) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"run", "--no-such-option"},
+                                             {"run", "--ceph-timeout", "soon"},
+                                             {"run", "--lock-file"},
+                                             {"run", "--db", "host=x password=secret"}}) {
+    const RunResult result = run_rbd_sync(args);
+    report("bad command line '" + args[1] + "'", result);
+    EXPECT_EQ(result.exit_code, 64) << result.err;
+    EXPECT_EQ(count_lines(result.err), 1) << result.err;
+    EXPECT_NE(result.err.find("rbd-sync: error: "), std::string::npos) << result.err;
+  }
+  EXPECT_EQ(db.checksum(), before);
+}
+
+TEST_F(FaultTest, SecretsAppearNowhereInOutputLogsOrTheCommandLine) {
+  const std::string password = "pg-secret-7f3a9c1e";
+  const std::string key = "AQBYRFdnAAAAABAAc2VjcmV0LWtleS0xMjM0NQ==";
+  std::ofstream(dir.file("pgpass")) << "*:*:*:*:" << password << "\n";
+  ::chmod(dir.file("pgpass").c_str(), 0600);
+  std::ofstream(dir.file("keyring")) << "[client.rbdsync]\n\tkey = " << key << "\n";
+  const std::string log = dir.file("rbd-sync.log");
+
+  const auto expect_no_secret = [&](const std::string& where, const std::string& text) {
+    EXPECT_EQ(text.find(password), std::string::npos) << "password in " << where;
+    EXPECT_EQ(text.find(key), std::string::npos) << "cephx key in " << where;
+  };
+  // Each run first waits for the lock file, which the test holds, so there is time to
+  // read its command line as ps would show it; then the test lets it go on.
+  std::string cmdlines;
+  const auto run_and_capture = [&](const std::vector<std::string>& env) {
+    auto holder = std::make_unique<lock::FileLock>(lock_file);
+    EXPECT_TRUE(holder->try_lock());
+    BackgroundRun run(run_args({"--pool", pool, "-v", "--log-file", log, "--keyring",
+                                dir.file("keyring"), "--wait", "30"}),
+                      env);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cmdlines += read_file("/proc/" + std::to_string(run.pid()) + "/cmdline");
+    holder->unlock();
+    holder.reset();
+    return run.wait();
+  };
+
+  // Wrong database password: fails at PostgreSQL.
+  const RunResult db_failure = run_and_capture({"PGPASSFILE=" + dir.file("pgpass")});
+  EXPECT_EQ(db_failure.exit_code, 77) << db_failure.err;
+  // Right database password, wrong cephx key: fails at Ceph.
+  const RunResult ceph_failure = run_and_capture({});
+  EXPECT_EQ(ceph_failure.exit_code, 77) << ceph_failure.err;
+
+  for (const RunResult* result : {&db_failure, &ceph_failure}) {
+    expect_no_secret("stdout", result->out);
+    expect_no_secret("stderr", result->err);
+  }
+  const std::string log_text = read_file(log);
+  EXPECT_FALSE(log_text.empty()) << "the log file should have the runs' debug lines";
+  expect_no_secret("the log file", log_text);
+  EXPECT_NE(cmdlines.find("--keyring"), std::string::npos) << "cmdline was not captured";
+  expect_no_secret("/proc/<pid>/cmdline", cmdlines);
+  EXPECT_EQ(db.checksum(), before);
+}
+
+}  // namespace
+}  // namespace rbdsync::testing

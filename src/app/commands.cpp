@@ -4,17 +4,21 @@
 
 #include <chrono>
 #include <ctime>
+#include <optional>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
 #include "app/holder_keeper.hpp"
+#include "app/metrics.hpp"
 #include "app/output.hpp"
+#include "app/progress.hpp"
 #include "ceph/ceph_source.hpp"
 #include "common/interrupts.hpp"
 #include "common/uuid.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_store.hpp"
+#include "db/run_history.hpp"
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
 #include "sync/syncer.hpp"
@@ -48,10 +52,10 @@ BusyHolder local_holder(const lock::FileLock& lock_file) {
 }
 
 /// Who holds the cluster on another host, from the database.
-BusyHolder remote_holder(db::PgStore& store, const std::string& fsid) {
+BusyHolder remote_holder(db::RunHistory& history, const std::string& fsid) {
   BusyHolder holder;
   holder.guard = "cluster " + fsid;
-  if (const auto row = store.running_run(fsid)) {
+  if (const auto row = history.running_run(fsid)) {
     lock::RunInfo run;
     run.run_id = row->run_id;
     run.pid = row->pid;
@@ -85,7 +89,26 @@ Error interrupted_error() {
   } catch (const Error& error) {
     return error;
   }
-  return Error(ExitCode::internal, "no interruption");
+  return {ExitCode::internal, "no interruption"};
+}
+
+/// The Prometheus textfile, when --metrics-file asks for one.
+void write_metrics(const cli::Config& config, const db::RunRow& row) {
+  if (config.metrics_file.empty()) {
+    return;
+  }
+  RunMetrics metrics;
+  metrics.exit_code = row.exit_code;
+  metrics.ended_at = static_cast<double>(std::time(nullptr));
+  metrics.duration_seconds = row.duration_seconds;
+  if (row.exit_code == 0) {
+    metrics.last_success_at = metrics.ended_at;
+    metrics.images = row.images;
+    metrics.added = row.added;
+    metrics.changed = row.changed;
+    metrics.removed = row.removed;
+  }
+  write_metrics_file(config.metrics_file, metrics);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -116,17 +139,21 @@ ExitCode run_sync(const cli::Config& config) {
   spdlog::info("run {} started (trigger {}, lock {})", me.run_id, me.trigger, lock_file.path());
 
   db::RunRow row;
+  row.run_id = me.run_id;
+  row.trigger = me.trigger;
+  row.host = me.host;
+  row.pid = me.pid;
+  row.started_at = me.started_at;
+  std::unique_ptr<db::RunHistory> history;
   bool row_recorded = false;
-  std::unique_ptr<db::PgStore> store;
   try {
     // PostgreSQL before Ceph: a missing schema or a wrong password should fail in
     // milliseconds, not after reading the whole cluster.
-    store = std::make_unique<db::PgStore>(config.db, config.db_timeout_seconds);
-    db::PgStore* const cancellable = store.get();
+    db::PgStore store(config.db, config.db_timeout_seconds);
     // Declared after the store, so it is cleared before the store goes.
-    const interrupts::ScopedAction cancel_on_signal(
-        [cancellable] { cancellable->cancel_running_statement(); });
-    store->require_current_schema();
+    const interrupts::ScopedAction cancel_on_signal([&store] { store.cancel_running_statement(); });
+    store.require_current_schema();
+    history = std::make_unique<db::RunHistory>(config.db, config.db_timeout_seconds);
 
     ceph::CephConfig ceph_config;
     ceph_config.conf_path = config.ceph_conf;
@@ -134,60 +161,73 @@ ExitCode run_sync(const cli::Config& config) {
     ceph_config.keyring_path = config.keyring;
     ceph_config.timeout_seconds = config.ceph_timeout_seconds;
     ceph::CephSource source(ceph_config);
-    const std::string fsid = source.cluster_fsid();
+    row.fsid = source.cluster_fsid();
 
-    // The guard across hosts: this cluster's advisory lock, held by our session until
-    // the store is destroyed.
-    if (!store->try_claim_cluster(fsid)) {
+    // The guard across hosts: this cluster's advisory lock, held by the store's
+    // session until the store is destroyed.
+    if (!store.try_claim_cluster(row.fsid)) {
       keeper.withdraw();
-      print_already_running(remote_holder(*store, fsid), config);
+      print_already_running(remote_holder(*history, row.fsid), config);
       return ExitCode::already_running;
     }
-    if (const int abandoned = store->mark_abandoned_runs(fsid); abandoned > 0) {
-      spdlog::warn("marked {} earlier run(s) of cluster {} abandoned", abandoned, fsid);
+    if (const int abandoned = history->mark_abandoned(row.fsid); abandoned > 0) {
+      spdlog::warn("marked {} earlier run(s) of cluster {} abandoned", abandoned, row.fsid);
     }
-    row.run_id = me.run_id;
-    row.fsid = fsid;
-    row.trigger = me.trigger;
-    row.host = me.host;
-    row.pid = me.pid;
-    row.started_at = me.started_at;
     row.phase = "listing";
-    store->record_run_start(row);
+    history->start(row);
     row_recorded = true;
+
+    ProgressFanOut progress;
+    progress.add(&keeper);
+    DatabaseProgress database_progress(*history, row.run_id);
+    progress.add(&database_progress);
+    std::optional<TerminalProgress> terminal;
+    if (config.format == cli::OutputFormat::plain && !config.quiet && ::isatty(STDERR_FILENO)) {
+      terminal.emplace(stderr);
+      progress.add(&*terminal);
+    }
 
     sync::SyncOptions options;
     options.pool_names = config.pools;
     options.check_interrupted = interrupts::check;
-    const sync::SyncReport report = sync::Syncer().run(source, *store, options, &keeper);
+    const sync::SyncReport report = sync::Syncer().run(source, store, options, &progress);
+    terminal.reset();
 
     row.status = "succeeded";
     row.phase = "done";
     fill_counts(row, report);
     row.duration_seconds = seconds_since(start);
-    store->record_run_end(row);
+    history->finish(row);
     keeper.finish("succeeded", to_int(ExitCode::ok), "");
-    spdlog::info("run {} of {} succeeded in {:.3f}s", me.run_id, fsid, report.seconds);
+    write_metrics(config, row);
+    spdlog::info("run {} of {} succeeded in {:.3f}s", me.run_id, row.fsid, report.seconds);
     print_sync_report(report, me.run_id, config);
     return ExitCode::ok;
   } catch (const Error& caught) {
     // A signal makes the call it interrupted fail; report the signal, not that failure.
     const bool interrupted = interrupts::received() != 0;
     const Error error = interrupted ? interrupted_error() : caught;
-    keeper.finish(interrupted ? "interrupted" : "failed", to_int(error.code()), error.what());
+    row.status = interrupted ? "interrupted" : "failed";
+    row.exit_code = to_int(error.code());
+    row.error = error.what();
+    row.duration_seconds = seconds_since(start);
+    keeper.finish(row.status, row.exit_code, row.error);
     if (row_recorded) {
-      row.status = interrupted ? "interrupted" : "failed";
-      row.exit_code = to_int(error.code());
-      row.error = error.what();
-      row.duration_seconds = seconds_since(start);
       try {
-        store->record_run_end(row);
+        history->finish(row);
       } catch (const Error& also) {
-        // The connection may be what failed; the next run marks the row abandoned.
-        spdlog::warn("could not record the failure of run {}: {}", row.run_id, also.what());
+        // The database may be what failed; the next run marks the row abandoned.
+        spdlog::warn("could not record the end of run {}: {}", row.run_id, also.what());
       }
     }
-    throw error;
+    try {
+      write_metrics(config, row);
+    } catch (const Error& also) {
+      spdlog::warn("{}", also.what());
+    }
+    spdlog::info("run {} {} with exit code {}", row.run_id, row.status, row.exit_code);
+    print_error(error, config.format, row.run_id);
+    return error.code();
   }
 }
 

@@ -126,15 +126,18 @@ void print_already_running(const BusyHolder& holder, const cli::Config& config) 
   }
 }
 
-void print_error(const Error& error, cli::OutputFormat format) {
+void print_error(const Error& error, cli::OutputFormat format, const std::string& run_id) {
   std::string line = std::string("rbd-sync: error: ") + error.what();
   if (!error.hint().empty()) {
     line += " (hint: " + error.hint() + ")";
   }
   std::cerr << line << std::endl;
   if (format == cli::OutputFormat::json) {
-    print_json({{"status", "failed"},
+    const bool interrupted =
+        error.code() == ExitCode::interrupted_int || error.code() == ExitCode::interrupted_term;
+    print_json({{"status", interrupted ? "interrupted" : "failed"},
                 {"exit_code", to_int(error.code())},
+                {"run_id", run_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(run_id)},
                 {"message", error.what()},
                 {"hint", error.hint()}});
   }

@@ -34,8 +34,9 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
 void print_already_running(const BusyHolder& holder, const cli::Config& config);
 
 /// A failure: `rbd-sync: error: <message> (hint: <hint>)` on stderr, and with --format
-/// json one object on stdout carrying the same exit code and message.
-void print_error(const Error& error, cli::OutputFormat format);
+/// json one object on stdout carrying the same exit code and message (and the run id
+/// when the run got that far).
+void print_error(const Error& error, cli::OutputFormat format, const std::string& run_id = {});
 
 /// `rbd-sync migrate`'s result.
 void print_migrations(const std::string& applied, int version, const cli::Config& config);

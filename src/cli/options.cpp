@@ -54,6 +54,8 @@ cxxopts::Options make_options() {
       ("q,quiet", "print no result line; errors still go to stderr")
       (flag::k_log_file, "append logs to this file instead of stderr",
        cxxopts::value<std::string>())
+      (flag::k_metrics_file, "write Prometheus textfile metrics of the run here",
+       cxxopts::value<std::string>())
       (flag::k_log_level, "trace | debug | info | warn | error | off",
        cxxopts::value<std::string>()->default_value("warn"));
   // clang-format on
@@ -185,6 +187,10 @@ Config parse(int argc, const char* const argv[]) {
                   "--db-timeout must be 1 to 86400 seconds, not " +
                       std::to_string(config.db_timeout_seconds),
                   k_usage_hint);
+    }
+    if (result.count(flag::k_metrics_file) != 0) {
+      config.metrics_file = result[flag::k_metrics_file].as<std::string>();
+      require_non_empty(config.metrics_file, flag::k_metrics_file);
     }
     if (result.count(flag::k_log_file) != 0) {
       config.log_file = result[flag::k_log_file].as<std::string>();

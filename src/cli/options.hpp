@@ -20,6 +20,7 @@ inline constexpr const char* k_pool = "pool";
 inline constexpr const char* k_ceph_timeout = "ceph-timeout";
 inline constexpr const char* k_db_timeout = "db-timeout";
 inline constexpr const char* k_log_file = "log-file";
+inline constexpr const char* k_metrics_file = "metrics-file";
 inline constexpr const char* k_format = "format";
 inline constexpr const char* k_json = "json";
 inline constexpr const char* k_verbose = "verbose";
@@ -53,6 +54,7 @@ struct Config {
   int ceph_timeout_seconds = 30;
   int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout
   std::string log_file;          ///< empty: log to stderr
+  std::string metrics_file;      ///< empty: no Prometheus textfile
   OutputFormat format = OutputFormat::plain;
   std::string log_level = "warn";
   bool quiet = false;

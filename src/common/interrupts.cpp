@@ -1,8 +1,8 @@
 #include "common/interrupts.hpp"
 
 #include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <atomic>
 #include <mutex>

@@ -3,8 +3,6 @@
 #include <chrono>
 #include <functional>
 
-namespace rbdsync {
-
 /// SIGINT and SIGTERM, handled so that a sync stops cleanly: nothing uncommitted
 /// survives, the guard is released, and the exit code is 130 or 143.
 ///
@@ -15,7 +13,7 @@ namespace rbdsync {
 /// fails. If the main thread is stuck (a frozen OSD), the process exits by itself
 /// after `grace`; a second signal exits at once. Either way PostgreSQL discards the
 /// open transaction and the kernel releases the flock.
-namespace interrupts {
+namespace rbdsync::interrupts {
 
 /// Call first in main(), before any other thread exists (threads inherit the mask).
 void install(std::chrono::milliseconds grace = std::chrono::seconds(5));
@@ -43,5 +41,4 @@ class ScopedAction {
 /// The exit code for signal `signal_number` (128 + number).
 int exit_code_for(int signal_number);
 
-}  // namespace interrupts
-}  // namespace rbdsync
+}  // namespace rbdsync::interrupts

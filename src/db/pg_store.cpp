@@ -7,8 +7,8 @@
 #include <pqxx/pqxx>
 
 #include "common/error.hpp"
-#include "db/conninfo.hpp"
 #include "db/migrations.hpp"
+#include "db/pg_connection.hpp"
 #include "inventory/features.hpp"
 
 namespace rbdsync::db {
@@ -19,87 +19,6 @@ using inventory::ImageKey;
 using inventory::Pool;
 
 namespace {
-
-// libpq messages span lines ("connection to server ... failed: \n FATAL: ..."); our
-// errors are one line.
-std::string one_line(const std::string& text) {
-  std::string line;
-  for (char c : text) {
-    if (c == '\t') {
-      c = ' ';
-    }
-    if (c == '\n') {
-      if (!line.empty() && line.back() != ' ') {
-        line += "; ";
-      }
-      continue;
-    }
-    line += c;
-  }
-  while (!line.empty() && (line.back() == ' ' || line.back() == ';')) {
-    line.pop_back();
-  }
-  return line;
-}
-
-bool contains(const std::string& text, const char* part) {
-  return text.find(part) != std::string::npos;
-}
-
-[[noreturn]] void throw_connect_error(const std::string& where, const std::string& detail) {
-  const std::string message = "cannot connect to PostgreSQL (" + where + "): " + one_line(detail);
-  if (contains(detail, "password authentication failed") ||
-      contains(detail, "no password supplied") || contains(detail, "authentication failed")) {
-    throw Error(ExitCode::no_permission, message,
-                "check the password for this user in ~/.pgpass or PGPASSFILE (mode 0600)");
-  }
-  if (contains(detail, "does not exist") || contains(detail, "definition of service") ||
-      contains(detail, "invalid connection option")) {
-    throw Error(ExitCode::config, message, "check --db: the database, user or service name");
-  }
-  throw Error(ExitCode::unavailable, message,
-              "check that the server is running and reachable (pg_isready with the same "
-              "settings)");
-}
-
-// Runs `body`, turning libpqxx exceptions into Error. `what` names the operation.
-template <typename Body>
-auto translated(const std::string& what, Body&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const Error&) {
-    throw;
-  } catch (const pqxx::broken_connection& e) {
-    throw Error(ExitCode::unavailable,
-                what + ": lost the connection to PostgreSQL (server stopped or network cut): " +
-                    one_line(e.what()),
-                "check the server's state and log; the database is unchanged");
-  } catch (const pqxx::in_doubt_error& e) {
-    throw Error(ExitCode::unavailable,
-                what + ": the connection broke while committing: " + one_line(e.what()),
-                "run the sync again; it rewrites whatever the database holds");
-  } catch (const pqxx::insufficient_privilege& e) {
-    throw Error(ExitCode::no_permission, what + ": " + one_line(e.what()),
-                "grant the rbd-sync database user rights on schema rbdsync (it should own it)");
-  } catch (const pqxx::undefined_table& e) {
-    throw Error(ExitCode::config, what + ": " + one_line(e.what()),
-                "run 'rbd-sync migrate' against this database first");
-  } catch (const pqxx::sql_error& e) {
-    if (e.sqlstate() == "57014") {  // query_canceled: statement_timeout or a cancel
-      throw Error(ExitCode::unavailable,
-                  what + ": PostgreSQL cancelled the statement: " + one_line(e.what()),
-                  "look for sessions holding locks on the rbdsync tables, or raise --db-timeout");
-    }
-    throw Error(ExitCode::internal,
-                what + ": PostgreSQL refused a statement (SQLSTATE " + e.sqlstate() +
-                    "): " + one_line(e.what()),
-                "report this as a bug with the log; the database is unchanged");
-  } catch (const std::exception& e) {
-    throw Error(ExitCode::internal, what + ": " + one_line(e.what()),
-                "report this as a bug with the log");
-  }
-}
-
 std::int64_t to_bigint(std::uint64_t value, const std::string& what) {
   if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
     throw Error(ExitCode::data, what + " (" + std::to_string(value) + ") does not fit a bigint",
@@ -221,36 +140,17 @@ class PgTransaction : public sync::SinkTransaction {
 }  // namespace
 
 struct PgStore::Connection {
-  explicit Connection(const std::string& conninfo) : connection(conninfo) {
-    // libpqxx 6 silently reconnects a broken connection. That would drop the session
-    // advisory lock (the cross-host guard) in the middle of a run, so it is switched
-    // off; libpqxx 7 removed the feature, hence the deprecation.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    connection.inhibit_reactivation(true);
-#pragma GCC diagnostic pop
-  }
-  pqxx::connection connection;
+  std::unique_ptr<pqxx::connection> owned;
+  pqxx::connection& connection;
   bool statements_prepared = false;
+
+  explicit Connection(std::unique_ptr<pqxx::connection> opened)
+      : owned(std::move(opened)), connection(*owned) {}
 };
 
-PgStore::PgStore(const std::string& conninfo, int statement_timeout_seconds) {
-  check_conninfo(conninfo);
-  const std::string where = describe_conninfo(conninfo);
-  try {
-    m_connection = std::make_unique<Connection>(effective_conninfo(conninfo));
-  } catch (const pqxx::broken_connection& e) {
-    throw_connect_error(where, e.what());
-  } catch (const std::exception& e) {
-    throw_connect_error(where, e.what());
-  }
-  translated("setting the statement timeout", [&] {
-    // Bounds every statement, including one stuck behind another session's lock.
-    pqxx::nontransaction work(m_connection->connection, "rbd-sync timeouts");
-    work.exec("SET statement_timeout = " + std::to_string(statement_timeout_seconds * 1000));
-  });
-  spdlog::debug("connected to PostgreSQL ({})", where);
-}
+PgStore::PgStore(const std::string& conninfo, int statement_timeout_seconds)
+    : m_connection(
+          std::make_unique<Connection>(open_connection(conninfo, statement_timeout_seconds))) {}
 
 void PgStore::cancel_running_statement() noexcept {
   try {
@@ -335,68 +235,6 @@ bool PgStore::try_claim_cluster(const std::string& fsid) {
         .exec_params1("SELECT pg_try_advisory_lock(hashtextextended('rbd-sync:' || $1, 0))",
                       fsid)[0]
         .as<bool>();
-  });
-}
-
-std::optional<RunRow> PgStore::running_run(const std::string& fsid) {
-  return translated("reading the running sync", [&]() -> std::optional<RunRow> {
-    pqxx::nontransaction work(m_connection->connection, "rbd-sync holder");
-    const auto result = work.exec_params(
-        "SELECT run_id, trigger, host, pid, extract(epoch FROM started_at)::bigint, "
-        "coalesce(phase, ''), coalesce(done, 0), coalesce(total, 0) "
-        "FROM rbdsync.runs WHERE fsid = $1 AND status = 'running'",
-        fsid);
-    if (result.empty()) {
-      return std::nullopt;
-    }
-    const auto row = result[0];
-    RunRow run;
-    run.run_id = row[0].as<std::string>();
-    run.fsid = fsid;
-    run.trigger = row[1].as<std::string>();
-    run.host = row[2].as<std::string>();
-    run.pid = row[3].as<std::int64_t>();
-    run.started_at = row[4].as<std::int64_t>();
-    run.status = "running";
-    run.phase = row[5].as<std::string>();
-    run.done = row[6].as<std::int64_t>();
-    run.total = row[7].as<std::int64_t>();
-    return run;
-  });
-}
-
-int PgStore::mark_abandoned_runs(const std::string& fsid) {
-  return translated("marking abandoned runs", [&] {
-    pqxx::nontransaction work(m_connection->connection, "rbd-sync abandoned");
-    return static_cast<int>(
-        work.exec_params("UPDATE rbdsync.runs SET status = 'abandoned', ended_at = now(), "
-                         "error = 'the run ended without recording how (killed?)' "
-                         "WHERE fsid = $1 AND status = 'running'",
-                         fsid)
-            .affected_rows());
-  });
-}
-
-void PgStore::record_run_start(const RunRow& run) {
-  translated("recording the run", [&] {
-    pqxx::nontransaction work(m_connection->connection, "rbd-sync run start");
-    work.exec_params(
-        "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status, phase) "
-        "VALUES ($1, $2, $3, $4, $5, to_timestamp($6), 'running', $7)",
-        run.run_id, run.fsid, run.trigger, run.host, run.pid, run.started_at, run.phase);
-  });
-}
-
-void PgStore::record_run_end(const RunRow& run) {
-  translated("recording the end of the run", [&] {
-    pqxx::nontransaction work(m_connection->connection, "rbd-sync run end");
-    work.exec_params(
-        "UPDATE rbdsync.runs SET status = $2, ended_at = now(), phase = $3, done = $4, "
-        "total = $5, pools = $6, images = $7, added = $8, changed = $9, removed = $10, "
-        "skipped = $11, exit_code = $12, error = nullif($13, ''), duration_seconds = $14 "
-        "WHERE run_id = $1",
-        run.run_id, run.status, run.phase, run.done, run.total, run.pools, run.images, run.added,
-        run.changed, run.removed, run.skipped, run.exit_code, run.error, run.duration_seconds);
   });
 }
 

@@ -1,33 +1,12 @@
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "sync/sink.hpp"
 
 namespace rbdsync::db {
-
-/// One row of rbdsync.runs: a sync that got past both guards.
-struct RunRow {
-  std::string run_id;  ///< a UUID
-  std::string fsid;
-  std::string trigger;
-  std::string host;
-  std::int64_t pid = 0;
-  std::int64_t started_at = 0;  ///< Unix seconds
-  std::string status;           ///< running | succeeded | failed | interrupted | abandoned
-  std::string phase;
-  std::int64_t done = 0;
-  std::int64_t total = 0;
-  // Set when the run ends.
-  std::int64_t pools = 0, images = 0, added = 0, changed = 0, removed = 0, skipped = 0;
-  int exit_code = 0;
-  std::string error;
-  double duration_seconds = 0.0;
-};
 
 /// The PostgreSQL side: schema migrations and inventory writes, through libpqxx.
 /// No libpqxx type appears in this header; its exceptions become rbdsync::Error here.
@@ -59,19 +38,6 @@ class PgStore : public sync::InventorySink {
   /// (two clusters never block each other), held until this object is destroyed.
   /// Returns false at once when another session holds it.
   [[nodiscard]] bool try_claim_cluster(const std::string& fsid);
-
-  /// The run recorded as running for `fsid`, if any: after a failed claim, the holder.
-  std::optional<RunRow> running_run(const std::string& fsid);
-
-  /// Marks the cluster's leftover running rows abandoned (their holders died: this
-  /// session holds the claim). Returns how many. Call after try_claim_cluster().
-  int mark_abandoned_runs(const std::string& fsid);
-
-  /// Inserts `run` (status running) in autocommit, outside any inventory transaction.
-  void record_run_start(const RunRow& run);
-
-  /// Updates the run's row with its final status, counts, exit code and error.
-  void record_run_end(const RunRow& run);
 
   /// Asks the server to cancel the statement running on this connection, from another
   /// thread (e.g. on SIGTERM); the waiting call then fails and its transaction rolls

@@ -51,6 +51,9 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
   }
 
   const std::size_t total = listed.size();
+  spdlog::info("listing: {} pools, {} images in {:.3f}s", report.pools, total,
+               seconds_since(start));
+  const auto read_start = std::chrono::steady_clock::now();
   tell(Phase::reading, 0, total);
   std::size_t done = 0;
   for (const auto& [pool, ref] : listed) {
@@ -67,8 +70,8 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
     seen.images.push_back(std::move(*image));
   }
   report.images = seen.images.size();
-  spdlog::debug("read phase: {} pools, {} images in {:.3f}s", report.pools, report.images,
-                seconds_since(start));
+  spdlog::info("reading: {} images read, {} vanished, in {:.3f}s", report.images, report.skipped,
+               seconds_since(read_start));
 
   SyncScope scope;
   scope.all_pools = options.pool_names.empty();
@@ -86,8 +89,8 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
   // The last moment a stop request can still leave the database untouched.
   check_interrupted();
   transaction->commit();
-  spdlog::debug("write phase: {} added, {} changed, {} removed in {:.3f}s", report.added,
-                report.changed, report.removed, seconds_since(write_start));
+  spdlog::info("writing: {} added, {} changed, {} removed, committed in {:.3f}s", report.added,
+               report.changed, report.removed, seconds_since(write_start));
 
   report.seconds = seconds_since(start);
   return report;

@@ -1,0 +1,99 @@
+#include "app/metrics.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace rbdsync::app {
+
+namespace {
+
+void gauge(std::string& text, const char* name, const char* help, double value) {
+  text += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{} {}\n", name, help, name, name, value);
+}
+
+}  // namespace
+
+std::string format_metrics(const RunMetrics& metrics) {
+  std::string text;
+  gauge(text, "rbd_sync_last_run_success", "Whether the last sync run succeeded (1) or not (0).",
+        metrics.exit_code == 0 ? 1 : 0);
+  gauge(text, "rbd_sync_last_run_exit_code", "Exit code of the last sync run.", metrics.exit_code);
+  gauge(text, "rbd_sync_last_run_timestamp_seconds", "When the last sync run ended.",
+        metrics.ended_at);
+  gauge(text, "rbd_sync_last_run_duration_seconds", "How long the last sync run took.",
+        metrics.duration_seconds);
+  if (metrics.last_success_at) {
+    gauge(text, "rbd_sync_last_success_timestamp_seconds", "When a sync run last succeeded.",
+          *metrics.last_success_at);
+  }
+  if (metrics.images) {
+    gauge(text, "rbd_sync_images", "Images in the inventory after the last successful run.",
+          static_cast<double>(*metrics.images));
+  }
+  text +=
+      "# HELP rbd_sync_last_run_changes Image rows the last sync run added, changed or "
+      "removed.\n# TYPE rbd_sync_last_run_changes gauge\n";
+  text += fmt::format("rbd_sync_last_run_changes{{kind=\"added\"}} {}\n", metrics.added);
+  text += fmt::format("rbd_sync_last_run_changes{{kind=\"changed\"}} {}\n", metrics.changed);
+  text += fmt::format("rbd_sync_last_run_changes{{kind=\"removed\"}} {}\n", metrics.removed);
+  return text;
+}
+
+std::optional<double> metric_value(const std::string& text, const std::string& name) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name + " ", 0) == 0) {
+      try {
+        return std::stod(line.substr(name.size() + 1));
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void write_metrics_file(const std::string& path, RunMetrics metrics) {
+  if (metrics.exit_code != 0) {
+    std::ifstream previous(path);
+    std::stringstream text;
+    text << previous.rdbuf();
+    if (!metrics.last_success_at) {
+      metrics.last_success_at = metric_value(text.str(), "rbd_sync_last_success_timestamp_seconds");
+    }
+    if (!metrics.images) {
+      if (const auto images = metric_value(text.str(), "rbd_sync_images")) {
+        metrics.images = static_cast<std::int64_t>(*images);
+      }
+    }
+  }
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << format_metrics(metrics);
+    out.flush();
+    if (!out) {
+      (void)std::remove(temporary.c_str());  // best effort; the error below says it all
+      throw Error(ExitCode::cant_create, "cannot write metrics file '" + temporary + "'",
+                  "check --metrics-file's directory and permissions");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error_number = errno;
+    (void)std::remove(temporary.c_str());  // best effort; the error below says it all
+    throw Error(ExitCode::cant_create,
+                "cannot replace metrics file '" + path + "': " + errno_text(error_number),
+                "check --metrics-file's directory and permissions");
+  }
+}
+
+}  // namespace rbdsync::app

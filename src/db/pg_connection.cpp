@@ -1,0 +1,81 @@
+#include "db/pg_connection.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "db/conninfo.hpp"
+
+namespace rbdsync::db {
+
+// libpq messages span lines ("connection to server ... failed: \n FATAL: ..."); our
+// errors are one line.
+std::string one_line(const std::string& text) {
+  std::string line;
+  for (char c : text) {
+    if (c == '\t') {
+      c = ' ';
+    }
+    if (c == '\n') {
+      if (!line.empty() && line.back() != ' ') {
+        line += "; ";
+      }
+      continue;
+    }
+    line += c;
+  }
+  while (!line.empty() && (line.back() == ' ' || line.back() == ';')) {
+    line.pop_back();
+  }
+  return line;
+}
+
+namespace {
+
+bool contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
+[[noreturn]] void throw_connect_error(const std::string& where, const std::string& detail) {
+  const std::string message = "cannot connect to PostgreSQL (" + where + "): " + one_line(detail);
+  if (contains(detail, "password authentication failed") ||
+      contains(detail, "no password supplied") || contains(detail, "authentication failed")) {
+    throw Error(ExitCode::no_permission, message,
+                "check the password for this user in ~/.pgpass or PGPASSFILE (mode 0600)");
+  }
+  if (contains(detail, "does not exist") || contains(detail, "definition of service") ||
+      contains(detail, "invalid connection option")) {
+    throw Error(ExitCode::config, message, "check --db: the database, user or service name");
+  }
+  throw Error(ExitCode::unavailable, message,
+              "check that the server is running and reachable (pg_isready with the same "
+              "settings)");
+}
+
+}  // namespace
+
+std::unique_ptr<pqxx::connection> open_connection(const std::string& conninfo,
+                                                  int statement_timeout_seconds) {
+  check_conninfo(conninfo);
+  const std::string where = describe_conninfo(conninfo);
+  std::unique_ptr<pqxx::connection> connection;
+  try {
+    connection = std::make_unique<pqxx::connection>(effective_conninfo(conninfo));
+  } catch (const std::exception& e) {
+    throw_connect_error(where, e.what());
+  }
+  // libpqxx 6 silently reconnects a broken connection. That would drop the session
+  // advisory lock (the cross-host guard) in the middle of a run, so it is switched
+  // off; libpqxx 7 removed the feature, hence the deprecation.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  connection->inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+  translated("setting the statement timeout", [&] {
+    // Bounds every statement, including one stuck behind another session's lock.
+    pqxx::nontransaction work(*connection, "rbd-sync timeouts");
+    work.exec("SET statement_timeout = " + std::to_string(statement_timeout_seconds * 1000));
+  });
+  spdlog::debug("connected to PostgreSQL ({})", where);
+  return connection;
+}
+
+}  // namespace rbdsync::db

@@ -32,7 +32,15 @@ service_pkgs=(
     uuid-runtime util-linux procps iproute2 python3
 )
 
-all_pkgs=("${build_pkgs[@]}" "${lib_pkgs[@]}" "${service_pkgs[@]}")
+# Packaging and the tests around it: cpack's DEB generator needs dpkg-shlibdeps
+# (dpkg-dev); the unit files are checked with systemd-analyze (systemd); the metrics
+# file is parsed with the Prometheus client's own parser, and the web-backend example
+# reads the run history with psycopg2 (both for the system python3).
+extra_pkgs=(
+    dpkg-dev gzip systemd python3-prometheus-client python3-psycopg2
+)
+
+all_pkgs=("${build_pkgs[@]}" "${lib_pkgs[@]}" "${service_pkgs[@]}" "${extra_pkgs[@]}")
 
 # --- helpers ----------------------------------------------------------------
 die() { echo "deps.sh: $*" >&2; exit 1; }

@@ -58,7 +58,7 @@ if [[ ${RBDSYNC_TEST_SKIP_ASAN:-0} != 1 ]]; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
     LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --test-dir build-asan --output-on-failure --timeout 600 -LE lint || failed=1
+        ctest --test-dir build-asan --output-on-failure --timeout 600 -LE "lint|package" || failed=1
 fi
 tests_seconds=$(elapsed "$t_tests")
 

@@ -1,0 +1,164 @@
+// What the web backend and ops rely on: the run row and its progress, the --json
+// objects, the Prometheus textfile, and the example web-backend call.
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "integration/harness.hpp"
+#include "lock/file_lock.hpp"
+
+namespace rbdsync::testing {
+namespace {
+
+constexpr int k_images = 400;
+const char* const k_python = "/usr/bin/python3";  // Debian's, with its python3-* packages
+
+class OpsTest : public IntegrationTest {
+ protected:
+  void SetUp() override {
+    const RunResult migrated = migrate();
+    ASSERT_EQ(migrated.exit_code, 0) << migrated.err;
+    pool = unique_name("ops");
+    ceph.create_pool(pool);
+  }
+  std::string pool;
+};
+
+TEST_F(OpsTest, RunRowGoesRunningThenProgressesThenSucceeds) {
+  ceph.create_images(pool, "img", k_images, 8ULL << 20);
+  BackgroundRun run(run_args({"--pool", pool}));
+
+  // A second connection, as the web page has, polls the row.
+  auto connection = db.connect();
+  std::vector<long> done_while_running;
+  std::string final_status;
+  long final_done = -1;
+  long final_total = -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pqxx::nontransaction work(*connection);
+    const auto rows = work.exec(
+        "SELECT status, coalesce(done, 0), coalesce(total, 0) "
+        "FROM rbdsync.runs");
+    if (!rows.empty()) {
+      const std::string status = rows[0][0].as<std::string>();
+      if (status == "running") {
+        const long done = rows[0][1].as<long>();
+        if (done_while_running.empty() || done != done_while_running.back()) {
+          done_while_running.push_back(done);
+        }
+      } else {
+        final_status = status;
+        final_done = rows[0][1].as<long>();
+        final_total = rows[0][2].as<long>();
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const RunResult result = run.wait();
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(final_status, "succeeded");
+  EXPECT_EQ(final_done, k_images);
+  EXPECT_EQ(final_total, k_images);
+  ASSERT_GE(done_while_running.size(), 3U) << "the row's progress should be seen moving";
+  for (std::size_t i = 1; i < done_while_running.size(); ++i) {
+    EXPECT_GT(done_while_running[i], done_while_running[i - 1]);
+  }
+}
+
+TEST_F(OpsTest, JsonObjectsOfSuccessFailureAndBusyHaveTheDocumentedFields) {
+  ceph.create_image(pool, "a", 8ULL << 20);
+  const auto success = nlohmann::json::parse(sync({"--pool", pool, "--json"}).out);
+  EXPECT_EQ(success.at("status"), "succeeded");
+  EXPECT_EQ(success.at("exit_code"), 0);
+  EXPECT_TRUE(success.at("run_id").is_string());
+  EXPECT_EQ(success.at("trigger"), "manual");
+  EXPECT_EQ(success.at("fsid"), ceph.fsid());
+  for (const char* count : {"pools", "images", "added", "changed", "removed", "skipped"}) {
+    EXPECT_TRUE(success.at(count).is_number_unsigned()) << count;
+  }
+  EXPECT_TRUE(success.at("seconds").is_number());
+
+  const RunResult failed_run = sync({"--pool", "no-such-pool", "--json"});
+  EXPECT_EQ(failed_run.exit_code, 78);
+  const auto failure = nlohmann::json::parse(failed_run.out);
+  EXPECT_EQ(failure.at("status"), "failed");
+  EXPECT_EQ(failure.at("exit_code"), 78);
+  EXPECT_TRUE(failure.at("run_id").is_string());
+  EXPECT_NE(failure.at("message").get<std::string>().find("no-such-pool"), std::string::npos);
+  EXPECT_FALSE(failure.at("hint").get<std::string>().empty());
+
+  auto holder = std::make_unique<lock::FileLock>(lock_file);
+  ASSERT_TRUE(holder->try_lock());
+  const RunResult busy_run = sync({"--pool", pool, "--json"});
+  holder->unlock();
+  EXPECT_EQ(busy_run.exit_code, 75);
+  const auto busy = nlohmann::json::parse(busy_run.out);
+  EXPECT_EQ(busy.at("status"), "already_running");
+  EXPECT_EQ(busy.at("exit_code"), 75);
+  EXPECT_EQ(busy.at("guard"), "lock file " + lock_file);
+  EXPECT_EQ(busy.at("holder").at("pid"), ::getpid());
+  EXPECT_NE(busy.at("message").get<std::string>().find("already running"), std::string::npos);
+}
+
+TEST_F(OpsTest, MetricsFileIsValidPrometheusTextAndKeepsTheLastSuccess) {
+  ceph.create_image(pool, "a", 8ULL << 20);
+  ceph.create_image(pool, "b", 8ULL << 20);
+  const std::string metrics = dir.file("rbd_sync.prom");
+  ASSERT_EQ(sync({"--pool", pool, "--metrics-file", metrics}).exit_code, 0);
+  ASSERT_EQ(sync({"--pool", "no-such-pool", "--metrics-file", metrics}).exit_code, 78);
+
+  // Parsed by the Prometheus client library's own parser, not by us.
+  const std::string parse =
+      "import sys\n"
+      "from prometheus_client.parser import text_string_to_metric_families\n"
+      "for family in text_string_to_metric_families(open(sys.argv[1]).read()):\n"
+      "    for sample in family.samples:\n"
+      "        labels = ','.join(f'{k}={v}' for k, v in sorted(sample.labels.items()))\n"
+      "        print(f'{sample.name}{{{labels}}} {sample.value:g}')\n";
+  const RunResult parsed = run_program({k_python, "-c", parse, metrics});
+  ASSERT_EQ(parsed.exit_code, 0) << parsed.err;
+  const auto has = [&](const std::string& sample) {
+    return parsed.out.find(sample + "\n") != std::string::npos;
+  };
+  EXPECT_TRUE(has("rbd_sync_last_run_success{} 0")) << parsed.out;
+  EXPECT_TRUE(has("rbd_sync_last_run_exit_code{} 78")) << parsed.out;
+  EXPECT_TRUE(has("rbd_sync_images{} 2")) << "kept from the last success:\n" << parsed.out;
+  EXPECT_NE(parsed.out.find("rbd_sync_last_success_timestamp_seconds{} "), std::string::npos);
+  EXPECT_TRUE(has("rbd_sync_last_run_changes{kind=added} 0")) << parsed.out;
+}
+
+TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy) {
+  ceph.create_images(pool, "img", k_images, 8ULL << 20);
+  std::vector<std::string> press{
+      k_python, std::string(RBDSYNC_SOURCE_DIR) + "/examples/web_backend.py",
+      "press",  "--times",
+      "2",      "--"};
+  for (const auto& arg : run_args({"--pool", pool})) {
+    if (arg != "run") {
+      press.push_back(arg);
+    }
+  }
+  const RunResult pressed = run_program(press, 60, {}, {std::string("RBD_SYNC=") + RBDSYNC_BINARY});
+  ASSERT_EQ(pressed.exit_code, 0) << pressed.err;
+  std::istringstream lines(pressed.out);
+  std::string first;
+  std::string second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  ASSERT_EQ(first.rfind("started pid ", 0), 0U) << pressed.out;
+  const std::string pid = first.substr(12);
+  EXPECT_EQ(second.rfind("already running: pid " + pid + " on ", 0), 0U) << pressed.out;
+  EXPECT_NE(second.find("trigger web"), std::string::npos) << second;
+
+  const RunResult watched =
+      run_program({k_python, std::string(RBDSYNC_SOURCE_DIR) + "/examples/web_backend.py", "watch",
+                   pid, "--db", db.conninfo()},
+                  120);
+  EXPECT_EQ(watched.exit_code, 0) << watched.out << watched.err;
+  EXPECT_NE(watched.out.find("succeeded done"), std::string::npos) << watched.out;
+}
+
+}  // namespace
+}  // namespace rbdsync::testing

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the .deb, installs it with dpkg -i on this machine, checks what it installed
+# (binary, --version, --help, man page, migrations, schedules), and removes it again.
+# Usage: deb_test.sh BUILD_DIR SOURCE_DIR EXPECTED_VERSION
+set -euo pipefail
+build=$1 source=$2 version=$3
+fail() { echo "deb_test: $*" >&2; exit 1; }
+
+cd "$build"
+rm -f rbd-sync_*.deb
+cpack -G DEB >/dev/null
+deb=$(ls rbd-sync_*.deb)
+echo "built $deb"
+dpkg-deb --info "$deb" | grep -q "Depends:.*librados" || fail "no shared-library dependencies in $deb"
+
+trap 'dpkg -r rbd-sync >/dev/null 2>&1 || true' EXIT
+dpkg -i "$deb" >/dev/null
+[[ $(/usr/bin/rbd-sync --version) == "rbd-sync $version" ]] ||
+    fail "installed --version says '$(/usr/bin/rbd-sync --version)', not 'rbd-sync $version'"
+/usr/bin/rbd-sync --help | grep -q -- "--lock-file" || fail "installed --help lacks --lock-file"
+for file in /usr/share/man/man1/rbd-sync.1.gz /usr/share/rbd-sync/sql/001_inventory.sql \
+            /etc/cron.d/rbd-sync /etc/logrotate.d/rbd-sync \
+            /lib/systemd/system/rbd-sync.service /lib/systemd/system/rbd-sync.timer; do
+    dpkg -S "$file" >/dev/null || fail "$file is not in the package"
+done
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -q /etc/cron.d/rbd-sync ||
+    fail "/etc/cron.d/rbd-sync is not a conffile"
+grep -qE '^#[0-9]' /etc/cron.d/rbd-sync || fail "the cron job must ship disabled (commented out)"
+python3 "$source/tests/packaging/check_cron.py" /etc/cron.d/rbd-sync
+if command -v systemd-analyze >/dev/null; then
+    # --man=no: Documentation= is checked by the man page test above.
+    systemd-analyze verify --man=no /lib/systemd/system/rbd-sync.service \
+        /lib/systemd/system/rbd-sync.timer
+    echo "systemd-analyze verify: ok"
+else
+    echo "systemd-analyze not installed; unit files not verified"
+fi
+echo "package ok"

@@ -37,6 +37,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
+# shellcheck source=scripts/lib/sandbox.sh
+source "$(dirname "$0")/lib/sandbox.sh"
 
 # Every ceph/rados CLI call is bounded: some commands block forever when the
 # cluster (or the mgr) is not there. timeout kills, --connect-timeout makes the
@@ -51,25 +53,15 @@ readonly OSD_ID=0
 readonly PROBE_POOL=readiness-probe
 readonly MARKER=.ceph-cluster-dir   # marks DIR as ours: stop only rm -rf's such dirs
 
-log() { echo "$PROG: $*" >&2; }
-die() { log "$*"; exit 1; }
 
 usage() {
     cat >&2 <<EOF
-usage: $PROG start|stop|status DIR
+usage: $PROG start|stop|status|kill-mon|start-mon DIR
   env: CEPH_CLUSTER_PORT (46789)  CEPH_CLUSTER_MGR (0|1)  CEPH_CLUSTER_OBJECTSTORE (memstore|bluestore)
 EOF
     exit 2
 }
 
-# Monotonic-enough wall clock in microseconds (bash >= 5 has EPOCHREALTIME;
-# strip the decimal separator, which is locale dependent).
-now_us() { echo "${EPOCHREALTIME//[!0-9]/}"; }
-# Seconds (one decimal) since the microsecond timestamp $1.
-elapsed_since() {
-    local ds=$(( ($(now_us) - $1) / 100000 ))
-    printf '%d.%d' $((ds / 10)) $((ds % 10))
-}
 
 # --- cluster-scoped helpers (need DIR/CONF set) -----------------------------
 
@@ -197,16 +189,6 @@ mgr_is_available() {
 
 # --- start ------------------------------------------------------------------
 
-port_is_free() { [[ -z $(ss -Hltn "( sport = :$1 )" 2>/dev/null) ]]; }
-
-# Who listens on port $1, e.g. "by ceph-mon pid 1234" (for error messages).
-port_owner() {
-    local users
-    users=$(ss -Hltnp "( sport = :$1 )" 2>/dev/null) || true
-    if [[ $users =~ \(\(\"([^\"]+)\",pid=([0-9]+) ]]; then
-        echo "by ${BASH_REMATCH[1]} pid ${BASH_REMATCH[2]}"
-    fi
-}
 
 check_ports() {
     local p free=0
@@ -471,22 +453,7 @@ cmd_start() {
 
 # --- stop / status ------------------------------------------------------------
 
-cmd_stop() {
-    local t0
-    t0=$(now_us)
-    if [[ ! -e $DIR ]]; then
-        log "$DIR does not exist; nothing to stop"
-        return 0
-    fi
-    [[ -d $DIR ]] || die "$DIR is not a directory"
-    # Only ever rm -rf a directory this script created (or an empty one).
-    if [[ ! -f $DIR/$MARKER && -n $(ls -A -- "$DIR") ]]; then
-        die "refusing to remove $DIR: not a ceph-cluster.sh directory (no $MARKER)"
-    fi
-    kill_daemons
-    rm -rf -- "$DIR"
-    log "ceph cluster stopped in $(elapsed_since "$t0")s"
-}
+cmd_stop() { stop_sandbox kill_daemons "ceph cluster"; }
 
 cmd_status() {
     [[ -f $CONF ]] || die "no cluster in $DIR ($CONF missing)"
@@ -528,12 +495,7 @@ cmd_start_mon() {
 # --- main -------------------------------------------------------------------
 
 (($# == 2)) || usage
-[[ -n $2 ]] || usage
-# Absolute path: it is baked into ceph.conf and /proc cmdlines.
-DIR=$(realpath -m -- "$2")
-[[ $DIR != / ]] || die "refusing to use / as DIR"
-# Keep it simple to embed in ceph.conf and shell files.
-[[ $DIR =~ ^[A-Za-z0-9._/+@-]+$ ]] || die "DIR may only contain [A-Za-z0-9._/+@-] (got '$DIR')"
+DIR=$(sandbox_dir "$2")
 CONF=$DIR/ceph.conf
 # Nothing from the caller's ceph environment may leak into our admin calls.
 unset CEPH_ARGS

@@ -38,6 +38,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
+# shellcheck source=scripts/lib/sandbox.sh
+source "$(dirname "$0")/lib/sandbox.sh"
 
 # Read our knob, then drop every PG* variable of the caller: its libpq
 # settings (PGHOST, PGUSER, even PGPASSWORD, which would override pgpass) must
@@ -50,20 +52,12 @@ readonly PG_USER=postgres
 readonly APP_ROLE=rbdsync
 readonly MARKER=.pg-server-dir   # marks DIR as ours: stop only rm -rf's such dirs
 
-log() { echo "$PROG: $*" >&2; }
-die() { log "$*"; exit 1; }
 
 usage() {
     echo "usage: $PROG start|stop|status|halt|resume DIR   (env: PG_SERVER_PORT, default 55432)" >&2
     exit 2
 }
 
-# Wall clock in microseconds (bash >= 5); elapsed_since prints seconds, 1 decimal.
-now_us() { echo "${EPOCHREALTIME//[!0-9]/}"; }
-elapsed_since() {
-    local ds=$(( ($(now_us) - $1) / 100000 ))
-    printf '%d.%d' $((ds / 10)) $((ds % 10))
-}
 
 # Run a PostgreSQL server tool as the postgres user with a minimal, clean
 # environment (no PG* variables, no caller PATH tricks). The cwd is / (see main),
@@ -91,16 +85,6 @@ random_password() {
     printf '%s' "${raw:0:32}"
 }
 
-port_is_free() { [[ -z $(ss -Hltn "( sport = :$1 )" 2>/dev/null) ]]; }
-
-# Who listens on port $1, e.g. "by postgres pid 1234" (for error messages).
-port_owner() {
-    local users
-    users=$(ss -Hltnp "( sport = :$1 )" 2>/dev/null) || true
-    if [[ $users =~ \(\(\"([^\"]+)\",pid=([0-9]+) ]]; then
-        echo "by ${BASH_REMATCH[1]} pid ${BASH_REMATCH[2]}"
-    fi
-}
 
 # "PID STARTTIME" identity of a live, non-zombie process (field 22 of
 # /proc/PID/stat is its start time), or failure. Comparing it later guards
@@ -360,22 +344,7 @@ EOF
 
 # --- stop / status ------------------------------------------------------------
 
-cmd_stop() {
-    local t0
-    t0=$(now_us)
-    if [[ ! -e $DIR ]]; then
-        log "$DIR does not exist; nothing to stop"
-        return 0
-    fi
-    [[ -d $DIR ]] || die "$DIR is not a directory"
-    # Only ever rm -rf a directory this script created (or an empty one).
-    if [[ ! -f $DIR/$MARKER && -n $(ls -A -- "$DIR") ]]; then
-        die "refusing to remove $DIR: not a pg-server.sh directory (no $MARKER)"
-    fi
-    stop_server
-    rm -rf -- "$DIR"
-    log "postgres stopped in $(elapsed_since "$t0")s"
-}
+cmd_stop() { stop_sandbox stop_server "postgres"; }
 
 cmd_status() {
     [[ -f $PGPASS && -f $DATA/postgresql.conf ]] || die "no server in $DIR"
@@ -407,12 +376,7 @@ cmd_resume() {
 # --- main -------------------------------------------------------------------
 
 (($# == 2)) || usage
-[[ -n $2 ]] || usage
-# Absolute path: it goes into postgresql.conf, env.sh and the server's argv.
-DIR=$(realpath -m -- "$2")
-[[ $DIR != / ]] || die "refusing to use / as DIR"
-# Keep it simple to embed in postgresql.conf ('...' quoting) and shell files.
-[[ $DIR =~ ^[A-Za-z0-9._/+@-]+$ ]] || die "DIR may only contain [A-Za-z0-9._/+@-] (got '$DIR')"
+DIR=$(sandbox_dir "$2")
 DATA=$DIR/data
 LOGDIR=$DIR/log
 PGPASS=$DIR/pgpass

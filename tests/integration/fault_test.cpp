@@ -58,10 +58,7 @@ void report(const std::string& fault, const RunResult& result) {
 class FaultTest : public IntegrationTest {
  protected:
   void SetUp() override {
-    const RunResult migrated = migrate();
-    ASSERT_EQ(migrated.exit_code, 0) << migrated.err;
-    pool = unique_name("fault");
-    ceph.create_pool(pool);
+    pool = migrate_and_create_pool("fault");
     ceph.create_images(pool, "img", k_images, 8ULL << 20);
     const RunResult first = sync({"--pool", pool});
     ASSERT_EQ(first.exit_code, 0) << first.err;

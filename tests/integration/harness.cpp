@@ -386,6 +386,16 @@ RunResult IntegrationTest::migrate() const {
   return run_rbd_sync({"migrate", "--db", db.conninfo()});
 }
 
+std::string IntegrationTest::migrate_and_create_pool(const std::string& prefix) {
+  const RunResult migrated = migrate();
+  if (migrated.exit_code != 0) {
+    throw std::runtime_error("rbd-sync migrate failed: " + migrated.err);
+  }
+  const std::string pool = unique_name(prefix);
+  ceph.create_pool(pool);
+  return pool;
+}
+
 RunResult IntegrationTest::sync(const std::vector<std::string>& extra) const {
   return run_rbd_sync(run_args(extra));
 }

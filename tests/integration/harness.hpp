@@ -129,6 +129,9 @@ class IntegrationTest : public ::testing::Test {
   /// `run` arguments pointing at the test services, as client.rbdsync.
   std::vector<std::string> run_args(const std::vector<std::string>& extra = {}) const;
   RunResult migrate() const;
+  /// Migrates the test database and creates a fresh rbd pool "<prefix>-<pid>-<n>";
+  /// returns its name. Throws when either fails.
+  std::string migrate_and_create_pool(const std::string& prefix);
   RunResult sync(const std::vector<std::string>& extra = {}) const;
   /// `rbd-sync status --json` for `lock`.
   nlohmann::json lock_status(const std::string& lock) const;

@@ -15,12 +15,7 @@ const char* const k_python = "/usr/bin/python3";  // Debian's, with its python3-
 
 class OpsTest : public IntegrationTest {
  protected:
-  void SetUp() override {
-    const RunResult migrated = migrate();
-    ASSERT_EQ(migrated.exit_code, 0) << migrated.err;
-    pool = unique_name("ops");
-    ceph.create_pool(pool);
-  }
+  void SetUp() override { pool = migrate_and_create_pool("ops"); }
   std::string pool;
 };
 
@@ -65,6 +60,26 @@ TEST_F(OpsTest, RunRowGoesRunningThenProgressesThenSucceeds) {
   for (std::size_t i = 1; i < done_while_running.size(); ++i) {
     EXPECT_GT(done_while_running[i], done_while_running[i - 1]);
   }
+}
+
+TEST_F(OpsTest, ManualRunOnATerminalDrawsAProgressLineAndJsonDoesNot) {
+  ceph.create_images(pool, "img", 50, 8ULL << 20);
+  // script(1) gives the run a pseudo-terminal, as an admin's shell would.
+  const auto on_terminal = [&](const std::vector<std::string>& extra) {
+    std::string command = RBDSYNC_BINARY;
+    for (const auto& arg : run_args(extra)) {
+      command += " '" + arg + "'";
+    }
+    return run_program({"script", "--quiet", "--return", "--command", command, "/dev/null"});
+  };
+  const RunResult plain = on_terminal({"--pool", pool});
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  EXPECT_NE(plain.out.find("\r\033[Kreading "), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("synced fsid="), std::string::npos) << plain.out;
+
+  const RunResult json = on_terminal({"--pool", pool, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.out << json.err;
+  EXPECT_EQ(json.out.find("\033[K"), std::string::npos) << json.out;
 }
 
 TEST_F(OpsTest, JsonObjectsOfSuccessFailureAndBusyHaveTheDocumentedFields) {

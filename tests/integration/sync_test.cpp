@@ -11,10 +11,7 @@ constexpr std::uint64_t k_mib = 1ULL << 20;
 class SyncTest : public IntegrationTest {
  protected:
   void SetUp() override {
-    const RunResult migrated = migrate();
-    ASSERT_EQ(migrated.exit_code, 0) << migrated.err;
-    pool = unique_name("it");
-    ceph.create_pool(pool);
+    pool = migrate_and_create_pool("it");
     pool_id = std::to_string(ceph.pool_id(pool));
   }
 

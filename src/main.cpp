@@ -1,6 +1,7 @@
 // rbd-sync: parse the command line, run one command, map the outcome to an exit code.
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -34,13 +35,26 @@ void configure_logging(const rbdsync::cli::Config& config) {
   spdlog::set_default_logger(logger);
 }
 
+/// Whether the command line asks for JSON, looked at before parsing it, so that even
+/// a usage error reaches a --json caller as a JSON object.
+rbdsync::cli::OutputFormat requested_format(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json" || arg == "--format=json" ||
+        (arg == "--format" && i + 1 < argc && std::string(argv[i + 1]) == "json")) {
+      return rbdsync::cli::OutputFormat::json;
+    }
+  }
+  return rbdsync::cli::OutputFormat::plain;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using rbdsync::ExitCode;
   // Before any other thread exists (librados starts many), so all inherit the mask.
   rbdsync::interrupts::install();
-  auto format = rbdsync::cli::OutputFormat::plain;
+  auto format = requested_format(argc, argv);
   try {
     const rbdsync::cli::Config config = rbdsync::cli::parse(argc, argv);
     format = config.format;

@@ -92,8 +92,9 @@ Error interrupted_error() {
   return {ExitCode::internal, "no interruption"};
 }
 
-/// The Prometheus textfile, when --metrics-file asks for one.
-void write_metrics(const cli::Config& config, const db::RunRow& row) {
+/// The Prometheus textfile, when --metrics-file asks for one. A file that cannot be
+/// written is logged, not fatal: the run's outcome is decided by then.
+void record_metrics(const cli::Config& config, const db::RunRow& row) {
   if (config.metrics_file.empty()) {
     return;
   }
@@ -108,7 +109,11 @@ void write_metrics(const cli::Config& config, const db::RunRow& row) {
     metrics.changed = row.changed;
     metrics.removed = row.removed;
   }
-  write_metrics_file(config.metrics_file, metrics);
+  try {
+    write_metrics_file(config.metrics_file, metrics);
+  } catch (const Error& error) {
+    spdlog::warn("{}", error.what());
+  }
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -146,6 +151,7 @@ ExitCode run_sync(const cli::Config& config) {
   row.started_at = me.started_at;
   std::unique_ptr<db::RunHistory> history;
   bool row_recorded = false;
+  std::optional<sync::SyncReport> report;
   try {
     // PostgreSQL before Ceph: a missing schema or a wrong password should fail in
     // milliseconds, not after reading the whole cluster.
@@ -190,19 +196,7 @@ ExitCode run_sync(const cli::Config& config) {
     sync::SyncOptions options;
     options.pool_names = config.pools;
     options.check_interrupted = interrupts::check;
-    const sync::SyncReport report = sync::Syncer().run(source, store, options, &progress);
-    terminal.reset();
-
-    row.status = "succeeded";
-    row.phase = "done";
-    fill_counts(row, report);
-    row.duration_seconds = seconds_since(start);
-    history->finish(row);
-    keeper.finish("succeeded", to_int(ExitCode::ok), "");
-    write_metrics(config, row);
-    spdlog::info("run {} of {} succeeded in {:.3f}s", me.run_id, row.fsid, report.seconds);
-    print_sync_report(report, me.run_id, config);
-    return ExitCode::ok;
+    report = sync::Syncer().run(source, store, options, &progress);
   } catch (const Error& caught) {
     // A signal makes the call it interrupted fail; report the signal, not that failure.
     const bool interrupted = interrupts::received() != 0;
@@ -220,15 +214,29 @@ ExitCode run_sync(const cli::Config& config) {
         spdlog::warn("could not record the end of run {}: {}", row.run_id, also.what());
       }
     }
-    try {
-      write_metrics(config, row);
-    } catch (const Error& also) {
-      spdlog::warn("{}", also.what());
-    }
+    record_metrics(config, row);
     spdlog::info("run {} {} with exit code {}", row.run_id, row.status, row.exit_code);
-    print_error(error, config.format, row.run_id);
+    print_error(error, config.format, row_recorded ? row.run_id : std::string());
     return error.code();
   }
+
+  // Committed. Nothing below may turn that into a failure: bookkeeping that fails now
+  // is logged, and the run still reports success (exit 0).
+  row.status = "succeeded";
+  row.phase = "done";
+  fill_counts(row, *report);
+  row.duration_seconds = seconds_since(start);
+  try {
+    history->finish(row);
+  } catch (const Error& error) {
+    spdlog::warn("run {} committed, but its history row was not updated: {}", row.run_id,
+                 error.what());
+  }
+  keeper.finish("succeeded", to_int(ExitCode::ok), "");
+  record_metrics(config, row);
+  spdlog::info("run {} of {} succeeded in {:.3f}s", me.run_id, row.fsid, report->seconds);
+  print_sync_report(*report, me.run_id, config);
+  return ExitCode::ok;
 }
 
 ExitCode run_migrate(const cli::Config& config) {

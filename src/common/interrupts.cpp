@@ -24,18 +24,20 @@ void watch(sigset_t signals, std::chrono::milliseconds grace) {
   while (sigwait(&signals, &signal_number) != 0 || signal_number == 0) {
   }
   g_received = signal_number;
-  {
-    std::lock_guard<std::mutex> guard(g_action_mutex);
-    if (g_action) {
-      g_action();
-    }
-  }
-  // The main thread should now unwind within moments; if it is stuck in a call that
-  // cannot be cancelled, leave anyway. _exit skips destructors, which is fine: the
+  // The grace timer starts first, whatever the cancel action does: it may block (a
+  // PQcancel towards an unreachable server waits for TCP). If the main thread is still
+  // stuck when it fires, leave anyway. _exit skips destructors, which is fine: the
   // kernel drops the flock and PostgreSQL rolls back on the closed connection.
   std::thread([grace, signal_number] {
     std::this_thread::sleep_for(grace);
     ::_exit(exit_code_for(signal_number));
+  }).detach();
+  // The action runs on a thread of its own, so this one can still hear a second signal.
+  std::thread([] {
+    std::lock_guard<std::mutex> guard(g_action_mutex);
+    if (g_action) {
+      g_action();
+    }
   }).detach();
   int second = 0;
   while (sigwait(&signals, &second) != 0) {

@@ -23,20 +23,13 @@ struct MessageDeleter {
 Options parse(const std::string& conninfo) {
   char* raw_message = nullptr;
   Options options(PQconninfoParse(conninfo.c_str(), &raw_message));
-  std::unique_ptr<char, MessageDeleter> message(raw_message);
+  const std::unique_ptr<char, MessageDeleter> message(raw_message);
   if (options) {
     return options;
   }
-  // libpq quotes the offending fragment; leave it out if the string mentions a
-  // password, so that no part of one can reach a log.
-  std::string detail;
-  if (message && conninfo.find("pass") == std::string::npos) {
-    detail = std::string(": ") + message.get();
-    while (!detail.empty() && detail.back() == '\n') {
-      detail.pop_back();
-    }
-  }
-  throw Error(ExitCode::config, "cannot parse --db connection string" + detail,
+  // libpq's message quotes the offending fragment, which may be (part of) a password,
+  // even a percent-encoded one in a URI; so it is not repeated.
+  throw Error(ExitCode::config, "cannot parse the --db connection string",
               "give a libpq conninfo such as 'host=db1 dbname=console user=rbdsync' or "
               "'service=NAME'");
 }
@@ -70,9 +63,12 @@ std::string quote_value(const std::string& value) {
 void check_conninfo(const std::string& conninfo) {
   const Options options = parse(conninfo);
   for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
-    if (std::string(option->keyword) == "password" && option->val != nullptr &&
-        option->val[0] != '\0') {
-      throw Error(ExitCode::usage, "--db must not contain a password (it would be visible in ps)",
+    // dispchar "*" marks what libpq itself treats as a secret: password, sslpassword.
+    const bool secret = option->dispchar != nullptr && std::string(option->dispchar) == "*";
+    if (secret && option->val != nullptr && option->val[0] != '\0') {
+      throw Error(ExitCode::usage,
+                  std::string("--db must not contain a ") + option->keyword +
+                      " (it would be visible in ps)",
                   "put the password in ~/.pgpass, the file named by PGPASSFILE, or a "
                   "pg_service.conf entry, and remove it from --db");
     }
@@ -82,7 +78,7 @@ void check_conninfo(const std::string& conninfo) {
 std::string describe_conninfo(const std::string& conninfo) {
   std::string text;
   for (const auto& [keyword, value] : settings(conninfo)) {
-    if (keyword != "password") {
+    if (keyword.find("password") == std::string::npos) {
       text.append(text.empty() ? "" : " ").append(keyword).append("=").append(value);
     }
   }
@@ -95,6 +91,11 @@ std::string effective_conninfo(const std::string& conninfo) {
   // an unreachable host; the application name shows in pg_stat_activity.
   given.emplace("connect_timeout", "10");
   given.emplace("application_name", "rbd-sync");
+  // statement_timeout runs on the server; these notice a server or network that went
+  // silent under an open connection (else the kernel takes ~15 minutes to give up).
+  given.emplace("keepalives_idle", "30");
+  given.emplace("keepalives_interval", "10");
+  given.emplace("keepalives_count", "3");
   std::string text;
   for (const auto& [keyword, value] : given) {
     text.append(text.empty() ? "" : " ").append(keyword).append("=").append(quote_value(value));

@@ -67,8 +67,13 @@ void RunHistory::finish(const RunRow& run) {
   translated("recording the end of the run", [&] {
     pqxx::nontransaction work(*m_connection->connection, "rbd-sync run end");
     work.exec_params(
-        "UPDATE rbdsync.runs SET status = $2, ended_at = now(), phase = $3, done = $4, "
-        "total = $5, pools = $6, images = $7, added = $8, changed = $9, removed = $10, "
+        // A run that failed keeps the phase and progress it had reached: that is where
+        // it failed. Counts exist only for a run that got to the end.
+        "UPDATE rbdsync.runs SET status = $2, ended_at = now(), "
+        "phase = CASE WHEN $2 = 'succeeded' THEN $3 ELSE phase END, "
+        "done = CASE WHEN $2 = 'succeeded' THEN $4 ELSE done END, "
+        "total = CASE WHEN $2 = 'succeeded' THEN $5 ELSE total END, "
+        "pools = $6, images = $7, added = $8, changed = $9, removed = $10, "
         "skipped = $11, exit_code = $12, error = nullif($13, ''), duration_seconds = $14 "
         "WHERE run_id = $1",
         run.run_id, run.status, run.phase, run.done, run.total, run.pools, run.images, run.added,

@@ -1,6 +1,5 @@
 #include "sync/diff.hpp"
 
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -10,15 +9,6 @@ using inventory::ClusterInventory;
 using inventory::Image;
 using inventory::ImageKey;
 using inventory::Pool;
-
-namespace {
-
-bool is_named(const SyncScope& scope, const std::string& pool_name) {
-  return std::find(scope.pool_names.begin(), scope.pool_names.end(), pool_name) !=
-         scope.pool_names.end();
-}
-
-}  // namespace
 
 ChangeSet diff_inventories(const ClusterInventory& stored, const ClusterInventory& seen,
                            const SyncScope& scope) {
@@ -30,14 +20,14 @@ ChangeSet diff_inventories(const ClusterInventory& stored, const ClusterInventor
     seen_pool_ids.insert(pool.id);
   }
 
-  // Pools: new or renamed ones are upserted; stored pools within scope that Ceph no
-  // longer shows are removed. A named pool that was deleted and re-created has a new
-  // id, so its old row is in scope by name.
+  // Pools: new or renamed ones are upserted. Only a sync of every pool removes the
+  // stored pools Ceph no longer shows: a sync of named pools cannot tell a pool that
+  // was deleted from one that was renamed away (a stored "rbd" with another id may
+  // live on as "rbd-old"), so it leaves every other pool's rows alone.
   std::map<std::int64_t, const Pool*> stored_pools;
   for (const Pool& pool : stored.pools) {
     stored_pools.emplace(pool.id, &pool);
-    const bool in_scope = scope.all_pools || is_named(scope, pool.name);
-    if (in_scope && seen_pool_ids.count(pool.id) == 0) {
+    if (scope.all_pools && seen_pool_ids.count(pool.id) == 0) {
       changes.removed_pools.push_back(pool.id);
     }
   }

@@ -43,6 +43,7 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
   // List everything first, so that progress has a total.
   std::vector<std::pair<const inventory::Pool*, inventory::ImageRef>> listed;
   for (const inventory::Pool& pool : seen.pools) {
+    check_interrupted();
     auto refs = source.list_images(pool);
     spdlog::debug("pool '{}': {} images listed", pool.name, refs.size());
     for (auto& ref : refs) {

@@ -33,6 +33,20 @@ TEST(Conninfo, PasswordInUriIsRefusedAsUsage) {
   EXPECT_EQ(failure_of("postgresql://db1/console?password=hunter2"), ExitCode::usage);
 }
 
+TEST(Conninfo, SslKeyPasswordIsRefusedToo) {
+  EXPECT_EQ(failure_of("host=db1 sslpassword=hunter2"), ExitCode::usage);
+}
+
+TEST(Conninfo, ParseErrorsNeverQuoteTheString) {
+  try {
+    check_conninfo("postgresql://u:p%zzhunter2@db/x");
+    FAIL() << "a bad percent-escape must not parse";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::config);
+    EXPECT_EQ(std::string(error.what()).find("zz"), std::string::npos) << error.what();
+  }
+}
+
 TEST(Conninfo, UnparseableStringIsAConfigError) {
   EXPECT_EQ(failure_of("host=db1 nonsense"), ExitCode::config);
   EXPECT_EQ(failure_of("bogus_key=1"), ExitCode::config);

@@ -272,6 +272,12 @@ TEST_F(FaultTest, BadCommandLinesAreUsageErrorsInOneLine) {
     EXPECT_EQ(result.exit_code, 64) << result.err;
     EXPECT_EQ(count_lines(result.err), 1) << result.err;
     EXPECT_NE(result.err.find("rbd-sync: error: "), std::string::npos) << result.err;
+    // A --json caller gets its object even for a bad command line.
+    std::vector<std::string> with_json = args;
+    with_json.insert(with_json.begin() + 1, "--json");  // before a flag missing its value
+    const RunResult json = run_rbd_sync(with_json);
+    EXPECT_EQ(json.exit_code, 64);
+    EXPECT_EQ(nlohmann::json::parse(json.out).at("exit_code"), 64) << json.out;
   }
   EXPECT_EQ(db.checksum(), before);
 }

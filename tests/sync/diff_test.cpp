@@ -80,13 +80,18 @@ TEST(DiffInventories, PoolsOutsideANamedScopeAreLeftAlone) {
   EXPECT_EQ(changes.removed_images[0].image_id, "a");
 }
 
-TEST(DiffInventories, NamedPoolRecreatedWithANewIdReplacesTheOldRow) {
+TEST(DiffInventories, NamedPoolSyncLeavesAStoredPoolOfTheSameNameAndAnotherIdAlone) {
+  // "rbd" (id 1) may have been renamed to "rbd-old" and a new "rbd" (id 7) created:
+  // only a sync of every pool can tell, so a named sync removes nothing of pool 1.
   ClusterInventory stored{"f", {{1, "rbd"}}, {image(1, "a", "a")}};
   ClusterInventory seen{"f", {{7, "rbd"}}, {image(7, "z", "z")}};
-  const ChangeSet changes = diff_inventories(stored, seen, SyncScope{false, {"rbd"}});
-  EXPECT_EQ(changes.removed_pools, std::vector<std::int64_t>{1});
-  EXPECT_EQ(changes.removed_images.size(), 1U);
-  EXPECT_EQ(changes.added_images.size(), 1U);
+  const ChangeSet named = diff_inventories(stored, seen, SyncScope{false, {"rbd"}});
+  EXPECT_TRUE(named.removed_pools.empty());
+  EXPECT_TRUE(named.removed_images.empty());
+  EXPECT_EQ(named.added_images.size(), 1U);
+  const ChangeSet all = diff_inventories(stored, seen, k_all_pools);
+  EXPECT_EQ(all.removed_pools, std::vector<std::int64_t>{1});
+  EXPECT_EQ(all.removed_images.size(), 1U);
 }
 
 }  // namespace

@@ -154,8 +154,10 @@ TEST_F(SyncerTest, InterruptionJustBeforeCommitCommitsNothing) {
 TEST_F(SyncerTest, InterruptionWhileReadingStopsBeforeTheNextImage) {
   SyncOptions options;
   int checks = 0;
+  // Checked before listing each of the 2 pools, then before each image: the 4th check
+  // comes after the first image was read.
   options.check_interrupted = [&checks] {
-    if (++checks == 2) {
+    if (++checks == 4) {
       throw Error(ExitCode::interrupted_int, "interrupted by SIGINT before commit");
     }
   };

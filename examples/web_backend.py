@@ -2,7 +2,7 @@
 """How a web backend wires its "Sync now" button to rbd-sync (see docs/web-backend.md).
 
     web_backend.py press [--times N] -- RBD_SYNC_ARGS...   press the button (N times, quickly)
-    web_backend.py watch PID --db CONNINFO                  follow that run's row to its end
+    web_backend.py watch PID --db CONNINFO [--result FILE]  follow that run's row to its end
 
 `press` starts `rbd-sync run --trigger web --json ...` detached and answers at once:
 "started pid N" while it runs, or "already running: ..." when the guard was busy (exit
@@ -39,7 +39,8 @@ def press(rbd_sync_args):
     try:
         code = child.wait(timeout=BUSY_ANSWER_SECONDS)
     except subprocess.TimeoutExpired:
-        return "started", child.pid
+        # The result object lands in output.name when the run ends; `watch` reads it.
+        return "started", f"{child.pid} result {output.name}"
     with open(output.name, encoding="utf-8") as result_file:
         result = json.load(result_file)
     os.unlink(output.name)
@@ -50,8 +51,9 @@ def press(rbd_sync_args):
     return "failed", f'{result["message"]} ({result["hint"]})'
 
 
-def watch(pid, conninfo, timeout_seconds=300):
-    """Follows the run of process `pid` on this host until it ends; returns its status."""
+def watch(pid, conninfo, result_path=None, timeout_seconds=300):
+    """Follows the run of process `pid` on this host until it ends; returns its status.
+    With `result_path`, then prints and removes the run's --json result."""
     connection = psycopg2.connect(conninfo)
     connection.autocommit = True
     last = None
@@ -68,6 +70,13 @@ def watch(pid, conninfo, timeout_seconds=300):
             print(f"run {run_id}: {status} {phase} {done}/{total}", flush=True)
             last = row
             if status != "running":
+                if result_path:
+                    # The row ends a moment before the process writes its result.
+                    while time.monotonic() < deadline and os.path.getsize(result_path) == 0:
+                        time.sleep(0.1)
+                    with open(result_path, encoding="utf-8") as result_file:
+                        print(result_file.read().strip(), flush=True)
+                    os.unlink(result_path)
                 return status
         time.sleep(0.2)
     return "timeout"
@@ -82,6 +91,7 @@ def main():
     watch_parser = commands.add_parser("watch")
     watch_parser.add_argument("pid", type=int)
     watch_parser.add_argument("--db", required=True)
+    watch_parser.add_argument("--result")
     args = parser.parse_args()
 
     if args.command == "press":
@@ -95,7 +105,7 @@ def main():
             else:
                 print(f"{state}: {detail}", flush=True)
         return 0
-    return 0 if watch(args.pid, args.db) == "succeeded" else 1
+    return 0 if watch(args.pid, args.db, args.result) == "succeeded" else 1
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 // What the web backend and ops rely on: the run row and its progress, the --json
 // objects, the Prometheus textfile, and the example web-backend call.
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -163,16 +165,21 @@ TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy)
   std::getline(lines, first);
   std::getline(lines, second);
   ASSERT_EQ(first.rfind("started pid ", 0), 0U) << pressed.out;
-  const std::string pid = first.substr(12);
+  const auto result_at = first.find(" result ");
+  ASSERT_NE(result_at, std::string::npos) << first;
+  const std::string pid = first.substr(12, result_at - 12);
+  const std::string result_file = first.substr(result_at + 8);
   EXPECT_EQ(second.rfind("already running: pid " + pid + " on ", 0), 0U) << pressed.out;
   EXPECT_NE(second.find("trigger web"), std::string::npos) << second;
 
   const RunResult watched =
       run_program({k_python, std::string(RBDSYNC_SOURCE_DIR) + "/examples/web_backend.py", "watch",
-                   pid, "--db", db.conninfo()},
+                   pid, "--db", db.conninfo(), "--result", result_file},
                   120);
   EXPECT_EQ(watched.exit_code, 0) << watched.out << watched.err;
   EXPECT_NE(watched.out.find("succeeded done"), std::string::npos) << watched.out;
+  EXPECT_NE(watched.out.find("\"status\":\"succeeded\""), std::string::npos) << watched.out;
+  EXPECT_NE(::access(result_file.c_str(), F_OK), 0) << "watch removes the result file";
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ source "$work/pg/env.sh"
 say "creating sample pools and images (as client.admin)"
 admin=(--id admin)
 ceph_admin() { timeout 60 ceph "${admin[@]}" "$@"; }
-rbd_admin() { timeout 60 rbd "${admin[@]}" --no-progress "$@"; }
+rbd_admin() { timeout 60 rbd "${admin[@]}" "$@"; }
 for pool in rbd vms backups; do
     ceph_admin osd pool create "$pool" 8 8 >/dev/null 2>&1
     rbd_admin pool init "$pool"
@@ -47,12 +47,12 @@ rbd_admin create rbd/web-root --size 20G
 rbd_admin create rbd/db-data --size 100G
 rbd_admin create rbd/scratch --size 512M --image-feature layering
 rbd_admin create vms/golden-debian12 --size 10G
-rbd_admin snap create vms/golden-debian12@v1
+rbd_admin snap create --no-progress vms/golden-debian12@v1
 rbd_admin snap protect vms/golden-debian12@v1
 rbd_admin clone vms/golden-debian12@v1 vms/vm-101-disk-0
 rbd_admin clone vms/golden-debian12@v1 vms/vm-102-disk-0
 rbd_admin create vms/vm-103-disk-0 --size 32G --object-size 8M
-rbd_admin snap create vms/vm-103-disk-0@before-upgrade
+rbd_admin snap create --no-progress vms/vm-103-disk-0@before-upgrade
 rbd_admin namespace create backups/tenant-a
 rbd_admin create backups/tenant-a/nightly --size 50G
 rbd_admin create backups/archive --size 1T --image-feature layering,exclusive-lock

@@ -169,9 +169,9 @@ ExitCode run_sync(const cli::Config& config) {
     ceph::CephSource source(ceph_config);
     row.fsid = source.cluster_fsid();
 
-    // The guard across hosts: this cluster's advisory lock, held by the store's
-    // session until the store is destroyed.
-    if (!store.try_claim_cluster(row.fsid)) {
+    // The guard across hosts: this cluster's advisory lock, held by the history's
+    // session until the end of the run.
+    if (!history->try_claim_cluster(row.fsid)) {
       keeper.withdraw();
       print_already_running(remote_holder(*history, row.fsid), config);
       return ExitCode::already_running;

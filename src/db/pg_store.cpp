@@ -70,10 +70,12 @@ class PgTransaction : public sync::SinkTransaction {
 
   ClusterInventory load(const std::string& fsid) override {
     return translated("reading the stored inventory", [&] {
-      // Serialises writers of the same cluster until this transaction ends, so two
-      // syncs that slipped past their guards cannot interleave their changes.
-      m_work.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync:' || $1, 0))",
-                         fsid);
+      // Serialises writers of the same cluster's rows until this transaction ends, as
+      // a second line behind the run's claim. Its own key: the claim ('rbd-sync:' ||
+      // fsid) is held by the run-history session, and waiting on it here would wait
+      // on ourselves.
+      m_work.exec_params(
+          "SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))", fsid);
       ClusterInventory stored;
       stored.fsid = fsid;
       for (const auto& row :
@@ -225,16 +227,6 @@ std::vector<int> PgStore::migrate() {
     }
     work.commit();
     return applied;
-  });
-}
-
-bool PgStore::try_claim_cluster(const std::string& fsid) {
-  return translated("claiming the cluster", [&] {
-    pqxx::nontransaction work(m_connection->connection, "rbd-sync claim");
-    return work
-        .exec_params1("SELECT pg_try_advisory_lock(hashtextextended('rbd-sync:' || $1, 0))",
-                      fsid)[0]
-        .as<bool>();
   });
 }
 

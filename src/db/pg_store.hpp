@@ -34,11 +34,6 @@ class PgStore : public sync::InventorySink {
 
   std::unique_ptr<sync::SinkTransaction> begin() override;
 
-  /// The guard across hosts: a session-level advisory lock keyed by the cluster fsid
-  /// (two clusters never block each other), held until this object is destroyed.
-  /// Returns false at once when another session holds it.
-  [[nodiscard]] bool try_claim_cluster(const std::string& fsid);
-
   /// Asks the server to cancel the statement running on this connection, from another
   /// thread (e.g. on SIGTERM); the waiting call then fails and its transaction rolls
   /// back. Never throws.

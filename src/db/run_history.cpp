@@ -14,6 +14,16 @@ RunHistory::RunHistory(const std::string& conninfo, int statement_timeout_second
 
 RunHistory::~RunHistory() = default;
 
+bool RunHistory::try_claim_cluster(const std::string& fsid) {
+  return translated("claiming the cluster", [&] {
+    pqxx::nontransaction work(*m_connection->connection, "rbd-sync claim");
+    return work
+        .exec_params1("SELECT pg_try_advisory_lock(hashtextextended('rbd-sync:' || $1, 0))",
+                      fsid)[0]
+        .as<bool>();
+  });
+}
+
 std::optional<RunRow> RunHistory::running_run(const std::string& fsid) {
   return translated("reading the running sync", [&]() -> std::optional<RunRow> {
     pqxx::nontransaction work(*m_connection->connection, "rbd-sync holder");

@@ -26,10 +26,10 @@ struct RunRow {
   double duration_seconds = 0.0;
 };
 
-/// rbdsync.runs, written on a connection of its own in autocommit, so that the web
-/// page sees a run start, progress and end while the inventory transaction (on the
-/// PgStore's connection) is still open, and so that cancelling that transaction
-/// leaves this connection able to record "interrupted".
+/// rbdsync.runs and the cluster's claim, on a connection of its own in autocommit, so
+/// that the web page sees a run start, progress and end while the inventory
+/// transaction (on the PgStore's connection) is still open, and so that cancelling
+/// that transaction leaves this connection able to record "interrupted".
 class RunHistory {
  public:
   /// Connects like PgStore does. Throws Error the same way.
@@ -37,6 +37,13 @@ class RunHistory {
   ~RunHistory();
   RunHistory(const RunHistory&) = delete;
   RunHistory& operator=(const RunHistory&) = delete;
+
+  /// The guard across hosts: a session-level advisory lock keyed by the cluster fsid
+  /// (two clusters never block each other), held until this object is destroyed.
+  /// Returns false at once when another session holds it. It is taken on this
+  /// connection so that marking leftovers abandoned and inserting the running row
+  /// happen under it.
+  [[nodiscard]] bool try_claim_cluster(const std::string& fsid);
 
   /// The run recorded as running for `fsid`, if any: after a failed claim, the holder.
   std::optional<RunRow> running_run(const std::string& fsid);

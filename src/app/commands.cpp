@@ -82,16 +82,6 @@ void fill_counts(db::RunRow& row, const sync::SyncReport& report) {
   row.total = row.done;
 }
 
-/// The Error that interrupts::check() throws, for a signal that arrived meanwhile.
-Error interrupted_error() {
-  try {
-    interrupts::check();
-  } catch (const Error& error) {
-    return error;
-  }
-  return {ExitCode::internal, "no interruption"};
-}
-
 /// The Prometheus textfile, when --metrics-file asks for one. A file that cannot be
 /// written is logged, not fatal: the run's outcome is decided by then.
 void record_metrics(const cli::Config& config, const db::RunRow& row) {
@@ -199,8 +189,9 @@ ExitCode run_sync(const cli::Config& config) {
     report = sync::Syncer().run(source, store, options, &progress);
   } catch (const Error& caught) {
     // A signal makes the call it interrupted fail; report the signal, not that failure.
-    const bool interrupted = interrupts::received() != 0;
-    const Error error = interrupted ? interrupted_error() : caught;
+    const int signal_number = interrupts::received();
+    const bool interrupted = signal_number != 0;
+    const Error error = interrupted ? interrupts::interrupted_by(signal_number) : caught;
     row.status = interrupted ? "interrupted" : "failed";
     row.exit_code = to_int(error.code());
     row.error = error.what();

@@ -60,15 +60,18 @@ int received() {
   return g_received.load();
 }
 
+Error interrupted_by(int signal_number) {
+  const bool sigint = signal_number == SIGINT;
+  return {sigint ? ExitCode::interrupted_int : ExitCode::interrupted_term,
+          std::string("interrupted by ") + (sigint ? "SIGINT" : "SIGTERM") +
+              " before commit; the database is unchanged",
+          "run the sync again when convenient"};
+}
+
 void check() {
-  const int signal_number = received();
-  if (signal_number == 0) {
-    return;
+  if (const int signal_number = received(); signal_number != 0) {
+    throw interrupted_by(signal_number);
   }
-  throw Error(signal_number == SIGINT ? ExitCode::interrupted_int : ExitCode::interrupted_term,
-              std::string("interrupted by ") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
-                  " before commit; the database is unchanged",
-              "run the sync again when convenient");
 }
 
 void on_interrupt(std::function<void()> action) {

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <functional>
 
+#include "common/error.hpp"
+
 /// SIGINT and SIGTERM, handled so that a sync stops cleanly: nothing uncommitted
 /// survives, the guard is released, and the exit code is 130 or 143.
 ///
@@ -21,7 +23,11 @@ void install(std::chrono::milliseconds grace = std::chrono::seconds(5));
 /// The signal received (SIGINT or SIGTERM), or 0.
 int received();
 
-/// Throws Error(ExitCode::interrupted_int / interrupted_term) once a signal arrived.
+/// The error a run reports when `signal_number` (SIGINT or SIGTERM) stopped it:
+/// ExitCode::interrupted_int or interrupted_term, and a message saying so.
+Error interrupted_by(int signal_number);
+
+/// Throws interrupted_by(received()) once a signal arrived.
 void check();
 
 /// Sets the action to run, on the watcher thread, when a signal arrives; an empty

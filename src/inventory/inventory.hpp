@@ -1,21 +1,54 @@
 #pragma once
 
 /// Plain data: the vocabulary that the Ceph source, the database sink and the syncer
-/// share. No behaviour, no dependencies.
+/// share. No behaviour beyond comparison, no dependencies.
+///
+/// Field names follow what `rbd info`, `rbd du`, `rbd snap ls`, `rbd status`,
+/// `rbd trash ls` and `ceph df` call them, so a reader can check a value against the CLI.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace rbdsync::inventory {
 
-/// A RADOS pool that holds RBD images.
+/// Microseconds since the Unix epoch, UTC: the precision PostgreSQL's timestamptz keeps,
+/// so a value read from Ceph compares equal to the same value read back from the database.
+using Timestamp = std::int64_t;
+
+/// A RADOS pool that holds RBD images, with the `ceph df detail` figures of it.
+/// Usage figures come from the mgr; a cluster without one reports zeros.
 struct Pool {
   std::int64_t id = 0;
   std::string name;
+  std::string type;                  ///< "replicated" or "erasure"
+  std::int64_t replica_size = 0;     ///< `size`: copies (or k+m for erasure)
+  std::int64_t min_size = 0;
+  std::int64_t pg_num = 0;
+  std::uint64_t stored_bytes = 0;    ///< user data, before replication
+  std::uint64_t objects = 0;
+  std::uint64_t used_bytes = 0;      ///< raw, after replication
+  std::uint64_t max_avail_bytes = 0;
+  std::string mirror_mode;           ///< "disabled", "image" or "pool"
 
-  bool operator==(const Pool& other) const { return id == other.id && name == other.name; }
+  auto tied() const {
+    return std::tie(id, name, type, replica_size, min_size, pg_num, stored_bytes, objects,
+                    used_bytes, max_avail_bytes, mirror_mode);
+  }
+  bool operator==(const Pool& other) const { return tied() == other.tied(); }
   bool operator!=(const Pool& other) const { return !(*this == other); }
+};
+
+/// An RBD namespace inside a pool (`rbd namespace ls`). The default namespace ("")
+/// is implied and not listed.
+struct Namespace {
+  std::int64_t pool_id = 0;
+  std::string name;
+
+  auto tied() const { return std::tie(pool_id, name); }
+  bool operator==(const Namespace& other) const { return tied() == other.tied(); }
 };
 
 /// Where an image lives and what identifies it for good: the image id survives renames.
@@ -24,19 +57,10 @@ struct ImageKey {
   std::string pool_namespace;  ///< "" is the pool's default namespace
   std::string image_id;
 
-  bool operator<(const ImageKey& other) const {
-    if (pool_id != other.pool_id) {
-      return pool_id < other.pool_id;
-    }
-    if (pool_namespace != other.pool_namespace) {
-      return pool_namespace < other.pool_namespace;
-    }
-    return image_id < other.image_id;
-  }
-  bool operator==(const ImageKey& other) const {
-    return pool_id == other.pool_id && pool_namespace == other.pool_namespace &&
-           image_id == other.image_id;
-  }
+  auto tied() const { return std::tie(pool_id, pool_namespace, image_id); }
+  bool operator<(const ImageKey& other) const { return tied() < other.tied(); }
+  bool operator==(const ImageKey& other) const { return tied() == other.tied(); }
+  bool operator!=(const ImageKey& other) const { return !(*this == other); }
 };
 
 /// An image as listed, before it is opened.
@@ -46,26 +70,192 @@ struct ImageRef {
   std::string name;
 };
 
+/// The snapshot a clone was made from (`rbd info`'s "parent").
+struct Parent {
+  std::int64_t pool_id = 0;
+  std::string pool_name;
+  std::string pool_namespace;
+  std::string image_id;
+  std::string image_name;
+  std::uint64_t snap_id = 0;
+  std::string snap_name;
+  bool in_trash = false;  ///< the parent image was moved to the trash
+  std::uint64_t overlap_bytes = 0;
+
+  auto tied() const {
+    return std::tie(pool_id, pool_name, pool_namespace, image_id, image_name, snap_id, snap_name,
+                    in_trash, overlap_bytes);
+  }
+  bool operator==(const Parent& other) const { return tied() == other.tied(); }
+};
+
+/// A client that has the image open (`rbd status`).
+struct Watcher {
+  std::string address;
+  std::int64_t client_id = 0;
+  std::uint64_t cookie = 0;
+
+  auto tied() const { return std::tie(address, client_id, cookie); }
+  bool operator==(const Watcher& other) const { return tied() == other.tied(); }
+};
+
+/// A holder of the image's header lock (`rbd lock ls`), including the exclusive-lock
+/// feature's own lock.
+struct Locker {
+  std::string client;  ///< e.g. "client.4123"
+  std::string cookie;
+  std::string address;
+
+  auto tied() const { return std::tie(client, cookie, address); }
+  bool operator==(const Locker& other) const { return tied() == other.tied(); }
+};
+
+/// A configuration option set on the image itself (`rbd config image ls`, source
+/// "image"), such as an `rbd_qos_iops_limit`.
+struct ConfigOverride {
+  std::string name;
+  std::string value;
+
+  auto tied() const { return std::tie(name, value); }
+  bool operator==(const ConfigOverride& other) const { return tied() == other.tied(); }
+};
+
+/// Space used, as `rbd du` computes it. Unknown (no value) unless it could be computed
+/// cheaply from a valid fast-diff object map, or a full scan was asked for.
+struct Usage {
+  std::optional<std::uint64_t> used_bytes;
+  std::string unknown_reason;  ///< why used_bytes is empty; "" when it has a value
+
+  auto tied() const { return std::tie(used_bytes, unknown_reason); }
+  bool operator==(const Usage& other) const { return tied() == other.tied(); }
+};
+
+/// One snapshot of an image (`rbd snap ls --all`).
+struct Snapshot {
+  std::uint64_t id = 0;
+  std::string name;
+  std::uint64_t size_bytes = 0;
+  std::string namespace_type;  ///< "user", "group", "trash", "mirror"
+  std::optional<Timestamp> timestamp;
+  bool is_protected = false;
+  std::uint64_t children = 0;  ///< clones made from it
+  Usage usage;                 ///< bytes that changed since the previous snapshot
+
+  auto tied() const {
+    return std::tie(id, name, size_bytes, namespace_type, timestamp, is_protected, children,
+                    usage);
+  }
+  bool operator==(const Snapshot& other) const { return tied() == other.tied(); }
+};
+
+/// Live migration of an image (`rbd migration prepare`), from either end.
+struct Migration {
+  std::string state;  ///< "prepared", "executing", "executed", ...
+  std::string state_description;
+  std::int64_t source_pool_id = 0;
+  std::string source_namespace;
+  std::string source_image_name;
+  std::string source_image_id;
+  std::int64_t destination_pool_id = 0;
+  std::string destination_namespace;
+  std::string destination_image_name;
+  std::string destination_image_id;
+
+  auto tied() const {
+    return std::tie(state, state_description, source_pool_id, source_namespace, source_image_name,
+                    source_image_id, destination_pool_id, destination_namespace,
+                    destination_image_name, destination_image_id);
+  }
+  bool operator==(const Migration& other) const { return tied() == other.tied(); }
+};
+
+/// Mirroring of an image in a pool that has mirroring enabled.
+struct Mirroring {
+  std::string mode;   ///< "journal" or "snapshot"
+  std::string state;  ///< "enabled", "disabling", ...
+  std::string global_id;
+  bool primary = false;
+
+  auto tied() const { return std::tie(mode, state, global_id, primary); }
+  bool operator==(const Mirroring& other) const { return tied() == other.tied(); }
+};
+
+/// The group an image belongs to (`rbd group image ls`).
+struct GroupMembership {
+  std::int64_t pool_id = 0;
+  std::string name;
+
+  auto tied() const { return std::tie(pool_id, name); }
+  bool operator==(const GroupMembership& other) const { return tied() == other.tied(); }
+};
+
 /// What the inventory records of one RBD image.
 struct Image {
   ImageKey key;
   std::string name;
+  int format = 2;
   std::uint64_t size_bytes = 0;
   std::uint64_t object_size = 0;
-  std::uint64_t features = 0;  ///< RBD_FEATURE_* bit mask
+  int order = 0;                  ///< object size as a power of two
+  std::uint64_t object_count = 0;
+  std::uint64_t features = 0;     ///< RBD_FEATURE_* bit mask
+  std::uint64_t op_features = 0;  ///< RBD_OPERATION_FEATURE_* bit mask
+  std::uint64_t flags = 0;        ///< RBD_FLAG_* bit mask, e.g. object map invalid
+  std::optional<std::int64_t> data_pool_id;  ///< a separate data pool, if any
+  std::uint64_t stripe_unit = 0;
+  std::uint64_t stripe_count = 0;
+  std::string block_name_prefix;
+  std::optional<std::uint64_t> snapshot_limit;  ///< none when unlimited
+  std::optional<Timestamp> create_timestamp;
+  std::optional<Timestamp> modify_timestamp;
+  std::optional<Timestamp> access_timestamp;
+  std::optional<Parent> parent;
+  std::optional<GroupMembership> group;
+  std::optional<Migration> migration;
+  std::optional<Mirroring> mirroring;
+  std::vector<ConfigOverride> config_overrides;  ///< sorted by name
+  Usage usage;                                   ///< of the image head
+  std::vector<Watcher> watchers;
+  std::vector<Locker> lockers;
+  std::string lock_type;  ///< "exclusive" or "shared" when there are lockers, else ""
+  std::vector<Snapshot> snapshots;
 
-  bool operator==(const Image& other) const {
-    return key == other.key && name == other.name && size_bytes == other.size_bytes &&
-           object_size == other.object_size && features == other.features;
+  auto tied() const {
+    return std::tie(key, name, format, size_bytes, object_size, order, object_count, features,
+                    op_features, flags, data_pool_id, stripe_unit, stripe_count,
+                    block_name_prefix, snapshot_limit, create_timestamp, modify_timestamp,
+                    access_timestamp, parent, group, migration, mirroring, config_overrides,
+                    usage, watchers, lockers, lock_type, snapshots);
   }
+  bool operator==(const Image& other) const { return tied() == other.tied(); }
   bool operator!=(const Image& other) const { return !(*this == other); }
 };
 
-/// Everything stored for one cluster: what the database held, or what Ceph showed.
+/// An image in the RBD trash (`rbd trash ls -l`).
+struct TrashEntry {
+  std::int64_t pool_id = 0;
+  std::string pool_namespace;
+  std::string image_id;
+  std::string name;
+  std::string source;  ///< "user", "mirroring", "migration", "removing", "user_parent"
+  Timestamp deletion_time = 0;
+  Timestamp deferment_end_time = 0;
+
+  auto tied() const {
+    return std::tie(pool_id, pool_namespace, image_id, name, source, deletion_time,
+                    deferment_end_time);
+  }
+  bool operator==(const TrashEntry& other) const { return tied() == other.tied(); }
+};
+
+/// Everything a sync read from one cluster.
 struct ClusterInventory {
   std::string fsid;
+  std::string name;  ///< the cluster name, "ceph" unless configured otherwise
   std::vector<Pool> pools;
+  std::vector<Namespace> namespaces;
   std::vector<Image> images;
+  std::vector<TrashEntry> trash;
 };
 
 }  // namespace rbdsync::inventory

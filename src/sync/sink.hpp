@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,19 +9,41 @@
 
 namespace rbdsync::sync {
 
-/// The rows one sync adds, changes and removes, for one cluster.
-struct ChangeSet {
-  std::string fsid;
-  std::vector<inventory::Pool> upserted_pools;  ///< new or renamed pools
-  std::vector<std::int64_t> removed_pools;      ///< their images are in removed_images
-  std::vector<inventory::Image> added_images;
-  std::vector<inventory::Image> changed_images;
-  std::vector<inventory::ImageKey> removed_images;
+/// What a sync did to the stored rows of one kind.
+struct KindCounts {
+  std::size_t added = 0;
+  std::size_t changed = 0;
+  std::size_t removed = 0;
+  std::size_t unchanged = 0;
 
-  bool empty() const {
-    return upserted_pools.empty() && removed_pools.empty() && added_images.empty() &&
-           changed_images.empty() && removed_images.empty();
+  bool operator==(const KindCounts& other) const {
+    return added == other.added && changed == other.changed && removed == other.removed &&
+           unchanged == other.unchanged;
   }
+};
+
+/// Per kind of row: what the console's tables gained, lost and kept.
+struct StoreCounts {
+  KindCounts pools;
+  KindCounts namespaces;
+  KindCounts images;
+  KindCounts snapshots;
+  KindCounts trash;
+};
+
+/// An image that was listed but could not be read (after one retry). Its stored rows
+/// are kept as they were and marked stale with the error.
+struct StaleImage {
+  inventory::ImageKey key;
+  std::string path;  ///< pool[/namespace]/name, for people
+  std::string error;
+};
+
+/// Which stored rows a sync speaks for. A sync of every rbd pool speaks for all of the
+/// cluster's stored pools (a pool gone from Ceph is removed with everything in it); a
+/// sync of named pools speaks only for the pools it read.
+struct SyncScope {
+  bool all_pools = true;
 };
 
 /// One transaction on the sink: everything a sync writes becomes visible at commit()
@@ -29,13 +52,13 @@ class SinkTransaction {
  public:
   virtual ~SinkTransaction() = default;
 
-  /// What the sink holds for cluster `fsid` (empty when it never saw it).
-  virtual inventory::ClusterInventory load(const std::string& fsid) = 0;
+  /// Makes the stored inventory of `seen.fsid`, within `scope`, equal to `seen`:
+  /// adds what is new, rewrites only rows that differ, removes what Ceph no longer
+  /// shows. The rows of `stale` images stay as they were, marked stale.
+  virtual StoreCounts store(const inventory::ClusterInventory& seen, const SyncScope& scope,
+                            const std::vector<StaleImage>& stale) = 0;
 
-  /// Writes `changes`; visible to others only after commit().
-  virtual void apply(const ChangeSet& changes) = 0;
-
-  /// Makes everything applied visible at once.
+  /// Makes everything stored visible at once.
   virtual void commit() = 0;
 };
 

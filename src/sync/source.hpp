@@ -8,8 +8,32 @@
 
 namespace rbdsync::sync {
 
+/// What a pool holds, as listed before any image is opened.
+struct PoolListing {
+  std::vector<inventory::Namespace> namespaces;  ///< named ones; "" is implied
+  std::vector<inventory::ImageRef> images;       ///< in every namespace
+  std::vector<inventory::TrashEntry> trash;      ///< in every namespace
+};
+
+/// The outcome of reading one listed image.
+struct ImageRead {
+  enum class Outcome {
+    read,    ///< `image` holds it
+    gone,    ///< deleted since it was listed; normal on a live cluster
+    failed,  ///< this image could not be read; `error` says why. Not cluster-wide.
+  };
+  Outcome outcome = Outcome::read;
+  inventory::Image image;
+  /// When gone: the trash entry it moved to, if it is in the trash now (e.g. being
+  /// removed by `rbd rm`, which goes through the trash).
+  std::optional<inventory::TrashEntry> trashed;
+  std::string error;  ///< when failed: one line, e.g. "cannot open: No such file or directory"
+};
+
 /// Where an inventory is read from. The real one is ceph::CephSource; tests use a fake.
-/// Every method reports failure by throwing rbdsync::Error.
+/// Cluster- and pool-level failures (auth refused, timeouts, a pool gone) throw
+/// rbdsync::Error; a failure confined to one image is an ImageRead, so that one bad
+/// image does not stop the sync.
 class InventorySource {
  public:
   virtual ~InventorySource() = default;
@@ -17,17 +41,19 @@ class InventorySource {
   /// The fsid of the cluster being read.
   virtual std::string cluster_fsid() = 0;
 
-  /// The pools to sync: those named, or, when `names` is empty, every pool with the
-  /// "rbd" application enabled. An unknown name throws Error(ExitCode::config).
+  /// The cluster's name ("ceph" unless configured otherwise).
+  virtual std::string cluster_name() = 0;
+
+  /// The pools to sync, with their usage figures: those named, or, when `names` is
+  /// empty, every pool with the "rbd" application enabled. An unknown name throws
+  /// Error(ExitCode::config).
   virtual std::vector<inventory::Pool> list_pools(const std::vector<std::string>& names) = 0;
 
-  /// The images of `pool`, in every namespace of it.
-  virtual std::vector<inventory::ImageRef> list_images(const inventory::Pool& pool) = 0;
+  /// The namespaces, images and trash of `pool`.
+  virtual PoolListing list_pool(const inventory::Pool& pool) = 0;
 
-  /// Reads one listed image. Returns std::nullopt when it no longer exists (deleted
-  /// between listing and reading, which is normal on a live cluster).
-  virtual std::optional<inventory::Image> read_image(const inventory::Pool& pool,
-                                                     const inventory::ImageRef& ref) = 0;
+  /// Reads one listed image, with its snapshots, watchers and lockers.
+  virtual ImageRead read_image(const inventory::Pool& pool, const inventory::ImageRef& ref) = 0;
 };
 
 }  // namespace rbdsync::sync

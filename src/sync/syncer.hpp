@@ -24,16 +24,20 @@ struct SyncReport {
   std::string fsid;
   std::size_t pools = 0;    ///< pools read
   std::size_t images = 0;   ///< images read and stored
-  std::size_t added = 0;    ///< images new to the database
-  std::size_t changed = 0;  ///< images whose stored row changed
-  std::size_t removed = 0;  ///< images gone from Ceph, removed from the database
   std::size_t skipped = 0;  ///< images that vanished between listing and reading
+  StoreCounts counts;       ///< per kind of row: added, changed, removed, unchanged
+  /// Images that could not be read even on a retry; their rows were kept, marked
+  /// stale. Non-empty makes the run "partial".
+  std::vector<StaleImage> stale;
   double seconds = 0.0;
+
+  bool partial() const { return !stale.empty(); }
 };
 
-/// Moves an inventory from a source to a sink: reads everything first, then writes
-/// the difference in one sink transaction, so a failure anywhere leaves the sink as
-/// it was.
+/// Moves an inventory from a source to a sink: reads everything first, then stores it
+/// in one sink transaction, so a failure anywhere leaves the sink as it was. An image
+/// that fails to read is retried once; if it still fails, its stored rows are kept
+/// (marked stale) and the sync goes on.
 class Syncer {
  public:
   /// Runs one sync. Errors from the source or the sink propagate as rbdsync::Error

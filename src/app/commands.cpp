@@ -21,6 +21,7 @@
 #include "db/run_history.hpp"
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
+#include "sync/report.hpp"
 #include "sync/syncer.hpp"
 
 namespace rbdsync::app {
@@ -74,11 +75,14 @@ BusyHolder remote_holder(db::RunHistory& history, const std::string& fsid) {
 void fill_counts(db::RunRow& row, const sync::SyncReport& report) {
   row.pools = static_cast<std::int64_t>(report.pools);
   row.images = static_cast<std::int64_t>(report.images);
-  row.added = static_cast<std::int64_t>(report.added);
-  row.changed = static_cast<std::int64_t>(report.changed);
-  row.removed = static_cast<std::int64_t>(report.removed);
+  row.added = static_cast<std::int64_t>(report.counts.images.added);
+  row.changed = static_cast<std::int64_t>(report.counts.images.changed);
+  row.removed = static_cast<std::int64_t>(report.counts.images.removed);
   row.skipped = static_cast<std::int64_t>(report.skipped);
-  row.done = row.images + row.skipped;
+  row.stale = static_cast<std::int64_t>(report.stale.size());
+  row.counts_json = sync::counts_json(report.counts).dump();
+  row.stale_images_json = report.partial() ? sync::stale_json(report.stale).dump() : "";
+  row.done = row.images + row.skipped + row.stale;
   row.total = row.done;
 }
 
@@ -92,8 +96,11 @@ void record_metrics(const cli::Config& config, const db::RunRow& row) {
   metrics.exit_code = row.exit_code;
   metrics.ended_at = static_cast<double>(std::time(nullptr));
   metrics.duration_seconds = row.duration_seconds;
-  if (row.exit_code == 0) {
+  // A partial run committed everything it could read: the inventory is fresh but for
+  // the stale images, which the exit code and the stale gauge tell.
+  if (row.exit_code == 0 || row.exit_code == to_int(ExitCode::partial)) {
     metrics.last_success_at = metrics.ended_at;
+    metrics.stale = row.stale;
     metrics.images = row.images;
     metrics.added = row.added;
     metrics.changed = row.changed;
@@ -156,6 +163,7 @@ ExitCode run_sync(const cli::Config& config) {
     ceph_config.client_name = config.ceph_client;
     ceph_config.keyring_path = config.keyring;
     ceph_config.timeout_seconds = config.ceph_timeout_seconds;
+    ceph_config.exact_usage = config.exact_usage;
     ceph::CephSource source(ceph_config);
     row.fsid = source.cluster_fsid();
 
@@ -212,8 +220,10 @@ ExitCode run_sync(const cli::Config& config) {
   }
 
   // Committed. Nothing below may turn that into a failure: bookkeeping that fails now
-  // is logged, and the run still reports success (exit 0).
-  row.status = "succeeded";
+  // is logged, and the run still reports its outcome (exit 0, or 3 when partial).
+  const ExitCode outcome = report->partial() ? ExitCode::partial : ExitCode::ok;
+  row.status = report->partial() ? "partial" : "succeeded";
+  row.exit_code = to_int(outcome);
   row.phase = "done";
   fill_counts(row, *report);
   row.duration_seconds = seconds_since(start);
@@ -223,11 +233,11 @@ ExitCode run_sync(const cli::Config& config) {
     spdlog::warn("run {} committed, but its history row was not updated: {}", row.run_id,
                  error.what());
   }
-  keeper.finish("succeeded", to_int(ExitCode::ok), "");
+  keeper.finish(row.status, row.exit_code, "");
   record_metrics(config, row);
-  spdlog::info("run {} of {} succeeded in {:.3f}s", me.run_id, row.fsid, report->seconds);
+  spdlog::info("run {} of {} {} in {:.3f}s", me.run_id, row.fsid, row.status, report->seconds);
   print_sync_report(*report, me.run_id, config);
-  return ExitCode::ok;
+  return outcome;
 }
 
 ExitCode run_migrate(const cli::Config& config) {

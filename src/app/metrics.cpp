@@ -38,6 +38,9 @@ std::string format_metrics(const RunMetrics& metrics) {
     gauge(text, "rbd_sync_images", "Images in the inventory after the last successful run.",
           static_cast<double>(*metrics.images));
   }
+  gauge(text, "rbd_sync_last_run_stale_images",
+        "Images the last sync run could not read; their rows were kept, marked stale.",
+        static_cast<double>(metrics.stale));
   text +=
       "# HELP rbd_sync_last_run_changes Image rows the last sync run added, changed or "
       "removed.\n# TYPE rbd_sync_last_run_changes gauge\n";

@@ -16,6 +16,7 @@ struct RunMetrics {
   std::int64_t added = 0;
   std::int64_t changed = 0;
   std::int64_t removed = 0;
+  std::int64_t stale = 0;  ///< unreadable images whose old rows were kept
 };
 
 /// The metrics in the Prometheus text exposition format (HELP, TYPE, samples).

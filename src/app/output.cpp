@@ -86,19 +86,27 @@ std::string describe_holder(const BusyHolder& holder, std::time_t now) {
 void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
                        const cli::Config& config) {
   if (config.format == cli::OutputFormat::json) {
-    print_json({{"status", "succeeded"},
-                {"exit_code", to_int(ExitCode::ok)},
+    print_json({{"status", report.partial() ? "partial" : "succeeded"},
+                {"exit_code", to_int(report.partial() ? ExitCode::partial : ExitCode::ok)},
                 {"run_id", run_id},
                 {"trigger", config.trigger},
                 {"fsid", report.fsid},
                 {"pools", report.pools},
                 {"images", report.images},
-                {"added", report.added},
-                {"changed", report.changed},
-                {"removed", report.removed},
+                {"added", report.counts.images.added},
+                {"changed", report.counts.images.changed},
+                {"removed", report.counts.images.removed},
                 {"skipped", report.skipped},
+                {"stale", sync::stale_json(report.stale)},
+                {"counts", sync::counts_json(report.counts)},
                 {"seconds", report.seconds}});
     return;
+  }
+  // Unreadable images are worth a line each on stderr even with --quiet: cron mails it.
+  for (const sync::StaleImage& image : report.stale) {
+    std::cerr << "rbd-sync: warning: image " << image.path << " (id " << image.key.image_id
+              << ") could not be read, kept its previous rows, marked stale: " << image.error
+              << std::endl;
   }
   if (!config.quiet) {
     std::cout << sync::format_plain(report) << " run=" << run_id << std::endl;

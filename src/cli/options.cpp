@@ -46,7 +46,9 @@ cxxopts::Options make_options() {
       ("p,pool", "pool to sync; repeatable (default: every pool with the rbd application)",
        cxxopts::value<std::vector<std::string>>())
       (flag::k_ceph_timeout, "seconds to wait for a mon or OSD before failing",
-       cxxopts::value<int>()->default_value("30"));
+       cxxopts::value<int>()->default_value("30"))
+      (flag::k_exact_usage,
+       "compute used bytes of images without a valid fast-diff map too (reads every object: slow)");
   options.add_options("Output")
       (flag::k_format, "result on stdout: plain | json", cxxopts::value<std::string>()->default_value("plain"))
       (flag::k_json, "same as --format json")
@@ -175,6 +177,7 @@ Config parse(int argc, const char* const argv[]) {
       config.pools.erase(std::unique(config.pools.begin(), config.pools.end()), config.pools.end());
     }
     config.ceph_timeout_seconds = result[flag::k_ceph_timeout].as<int>();
+    config.exact_usage = result.count(flag::k_exact_usage) != 0;
     if (config.ceph_timeout_seconds < 1 || config.ceph_timeout_seconds > 3600) {
       throw Error(ExitCode::usage,
                   "--ceph-timeout must be 1 to 3600 seconds, not " +

@@ -18,6 +18,7 @@ inline constexpr const char* k_name = "name";
 inline constexpr const char* k_keyring = "keyring";
 inline constexpr const char* k_pool = "pool";
 inline constexpr const char* k_ceph_timeout = "ceph-timeout";
+inline constexpr const char* k_exact_usage = "exact-usage";
 inline constexpr const char* k_db_timeout = "db-timeout";
 inline constexpr const char* k_log_file = "log-file";
 inline constexpr const char* k_metrics_file = "metrics-file";
@@ -52,6 +53,7 @@ struct Config {
   std::string keyring;                       ///< empty: from ceph.conf
   std::vector<std::string> pools;            ///< empty: every pool with the rbd application
   int ceph_timeout_seconds = 30;
+  bool exact_usage = false;  ///< scan images without a valid fast-diff map too
   int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout
   std::string log_file;          ///< empty: log to stderr
   std::string metrics_file;      ///< empty: no Prometheus textfile

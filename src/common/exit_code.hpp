@@ -8,6 +8,7 @@ namespace rbdsync {
 
 enum class ExitCode : int {
   ok = 0,
+  partial = 3,             ///< committed, but some images were unreadable: rows kept, marked stale
   usage = 64,              ///< bad command line
   data = 65,               ///< bad data from Ceph or in the database
   unavailable = 69,        ///< Ceph or PostgreSQL unreachable or timed out

@@ -1,6 +1,5 @@
 #include "db/pg_store.hpp"
 
-#include <limits>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -9,116 +8,87 @@
 #include "common/error.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_connection.hpp"
-#include "inventory/features.hpp"
+#include "db/inventory_rows.hpp"
+#include "db/table_sync.hpp"
 
 namespace rbdsync::db {
 
-using inventory::ClusterInventory;
-using inventory::Image;
-using inventory::ImageKey;
-using inventory::Pool;
-
 namespace {
-std::int64_t to_bigint(std::uint64_t value, const std::string& what) {
-  if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    throw Error(ExitCode::data, what + " (" + std::to_string(value) + ") does not fit a bigint",
-                "report this image to the Ceph administrators; it cannot be stored");
-  }
-  return static_cast<std::int64_t>(value);
-}
-
-// text[] literal for the feature names; they are [a-z0-9-] only, so no quoting needed.
-std::string feature_array(std::uint64_t features) {
-  std::string literal = "{";
-  for (const std::string& name : inventory::feature_names(features)) {
-    if (literal.size() > 1) {
-      literal += ',';
-    }
-    literal += name;
-  }
-  return literal + "}";
-}
 
 constexpr const char* k_schema_table = "rbdsync.schema_migrations";
-
-void prepare_statements(pqxx::connection& connection) {
-  connection.prepare("upsert_cluster",
-                     "INSERT INTO rbdsync.clusters (fsid) VALUES ($1) "
-                     "ON CONFLICT (fsid) DO UPDATE SET last_synced_at = now()");
-  connection.prepare("upsert_pool",
-                     "INSERT INTO rbdsync.pools (fsid, pool_id, name) VALUES ($1, $2, $3) "
-                     "ON CONFLICT (fsid, pool_id) DO UPDATE SET name = EXCLUDED.name, "
-                     "updated_at = now()");
-  connection.prepare("delete_pool", "DELETE FROM rbdsync.pools WHERE fsid = $1 AND pool_id = $2");
-  connection.prepare("insert_image",
-                     "INSERT INTO rbdsync.images (fsid, pool_id, namespace, image_id, name, "
-                     "size_bytes, object_size, features, feature_names) "
-                     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)");
-  connection.prepare("update_image",
-                     "UPDATE rbdsync.images SET name = $5, size_bytes = $6, object_size = $7, "
-                     "features = $8, feature_names = $9, updated_at = now() "
-                     "WHERE fsid = $1 AND pool_id = $2 AND namespace = $3 AND image_id = $4");
-  connection.prepare("delete_image",
-                     "DELETE FROM rbdsync.images "
-                     "WHERE fsid = $1 AND pool_id = $2 AND namespace = $3 AND image_id = $4");
-}
 
 /// One sync's transaction. pqxx::work rolls back in its destructor unless committed.
 class PgTransaction : public sync::SinkTransaction {
  public:
   explicit PgTransaction(pqxx::connection& connection) : m_work(connection, "rbd-sync") {}
 
-  ClusterInventory load(const std::string& fsid) override {
-    return translated("reading the stored inventory", [&] {
+  sync::StoreCounts store(const inventory::ClusterInventory& seen, const sync::SyncScope& scope,
+                          const std::vector<sync::StaleImage>& stale) override {
+    return translated("writing the inventory", [&] {
+      const std::string& fsid = seen.fsid;
       // Serialises writers of the same cluster's rows until this transaction ends, as
       // a second line behind the run's claim. Its own key: the claim ('rbd-sync:' ||
       // fsid) is held by the run-history session, and waiting on it here would wait
       // on ourselves.
       m_work.exec_params(
           "SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))", fsid);
-      ClusterInventory stored;
-      stored.fsid = fsid;
-      for (const auto& row :
-           m_work.exec_params("SELECT pool_id, name FROM rbdsync.pools WHERE fsid = $1", fsid)) {
-        stored.pools.push_back(Pool{row[0].as<std::int64_t>(), row[1].as<std::string>()});
-      }
-      for (const auto& row : m_work.exec_params(
-               "SELECT pool_id, namespace, image_id, name, size_bytes, object_size, features "
-               "FROM rbdsync.images WHERE fsid = $1",
-               fsid)) {
-        Image image;
-        image.key =
-            ImageKey{row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>()};
-        image.name = row[3].as<std::string>();
-        image.size_bytes = static_cast<std::uint64_t>(row[4].as<std::int64_t>());
-        image.object_size = static_cast<std::uint64_t>(row[5].as<std::int64_t>());
-        image.features = static_cast<std::uint64_t>(row[6].as<std::int64_t>());
-        stored.images.push_back(std::move(image));
-      }
-      return stored;
-    });
-  }
+      // Written only when new or renamed: a no-op sync writes no inventory row.
+      m_work.exec_params(
+          "INSERT INTO rbdsync.clusters (fsid, name) VALUES ($1, $2) ON CONFLICT (fsid) DO NOTHING",
+          fsid, seen.name);
+      m_work.exec_params(
+          "UPDATE rbdsync.clusters SET name = $2 WHERE fsid = $1 AND name IS DISTINCT FROM $2",
+          fsid, seen.name);
 
-  void apply(const sync::ChangeSet& changes) override {
-    translated("writing the inventory", [&] {
-      const std::string& fsid = changes.fsid;
-      m_work.exec_prepared("upsert_cluster", fsid);
-      for (const Pool& pool : changes.upserted_pools) {
-        m_work.exec_prepared("upsert_pool", fsid, pool.id, pool.name);
+      TableSync pools(m_work, pools_table());
+      TableSync namespaces(m_work, namespaces_table());
+      TableSync images(m_work, images_table());
+      TableSync snapshots(m_work, snapshots_table());
+      TableSync trash(m_work, trash_table());
+      pools.stage(pool_rows(fsid, seen.pools));
+      namespaces.stage(namespace_rows(fsid, seen.namespaces));
+      images.stage(image_rows(fsid, seen.images));
+      snapshots.stage(snapshot_rows(fsid, seen.images));
+      trash.stage(trash_rows(fsid, seen.trash));
+      stage_stale_images(m_work, stale_rows(stale));
+
+      // Parents first for the foreign keys...
+      for (TableSync* table : {&pools, &namespaces, &images, &snapshots, &trash}) {
+        table->upsert();
       }
-      // Images first: removed pools' images are listed in removed_images too.
-      for (const ImageKey& key : changes.removed_images) {
-        m_work.exec_prepared("delete_image", fsid, key.pool_id, key.pool_namespace, key.image_id);
+      // ...and children first for the deletes, so that each kind counts its own rows
+      // instead of losing them to ON DELETE CASCADE.
+      DeleteScope delete_scope;
+      delete_scope.fsid = fsid;
+      delete_scope.all_pools = scope.all_pools;
+      for (const inventory::Pool& pool : seen.pools) {
+        delete_scope.pool_ids.push_back(pool.id);
       }
-      for (const std::int64_t pool_id : changes.removed_pools) {
-        m_work.exec_prepared("delete_pool", fsid, pool_id);
+      for (TableSync* table : {&snapshots, &images, &namespaces, &trash}) {
+        table->remove(delete_scope);
       }
-      for (const Image& image : changes.added_images) {
-        write_image("insert_image", fsid, image);
+      // A sync of named pools cannot tell a deleted pool from one renamed away, so
+      // only a sync of every pool removes pools.
+      if (scope.all_pools) {
+        pools.remove(delete_scope);
       }
-      for (const Image& image : changes.changed_images) {
-        write_image("update_image", fsid, image);
-      }
+
+      // Kept rows of unreadable images say so; the same error again writes nothing.
+      m_work.exec(
+          "UPDATE rbdsync.images AS t SET stale_error = x.error, "
+          "stale_since = coalesce(t.stale_since, now()) FROM stale_images AS x "
+          "WHERE t.fsid = " +
+          m_work.quote(fsid) +
+          " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND t.image_id = x.image_id "
+          "AND t.stale_error IS DISTINCT FROM x.error");
+
+      sync::StoreCounts counts;
+      counts.pools = pools.counts();
+      counts.namespaces = namespaces.counts();
+      counts.images = images.counts();
+      counts.snapshots = snapshots.counts();
+      counts.trash = trash.counts();
+      return counts;
     });
   }
 
@@ -127,15 +97,6 @@ class PgTransaction : public sync::SinkTransaction {
   }
 
  private:
-  void write_image(const char* statement, const std::string& fsid, const Image& image) {
-    const std::string what = "image id " + image.key.image_id;
-    m_work.exec_prepared(statement, fsid, image.key.pool_id, image.key.pool_namespace,
-                         image.key.image_id, image.name,
-                         to_bigint(image.size_bytes, what + " size"),
-                         to_bigint(image.object_size, what + " object size"),
-                         static_cast<std::int64_t>(image.features), feature_array(image.features));
-  }
-
   pqxx::work m_work;
 };
 
@@ -144,7 +105,6 @@ class PgTransaction : public sync::SinkTransaction {
 struct PgStore::Connection {
   std::unique_ptr<pqxx::connection> owned;
   pqxx::connection& connection;
-  bool statements_prepared = false;
 
   explicit Connection(std::unique_ptr<pqxx::connection> opened)
       : owned(std::move(opened)), connection(*owned) {}
@@ -232,10 +192,6 @@ std::vector<int> PgStore::migrate() {
 
 std::unique_ptr<sync::SinkTransaction> PgStore::begin() {
   return translated("starting the inventory transaction", [&] {
-    if (!m_connection->statements_prepared) {
-      prepare_statements(m_connection->connection);
-      m_connection->statements_prepared = true;
-    }
     return std::unique_ptr<sync::SinkTransaction>(
         std::make_unique<PgTransaction>(m_connection->connection));
   });

@@ -80,14 +80,16 @@ void RunHistory::finish(const RunRow& run) {
         // A run that failed keeps the phase and progress it had reached: that is where
         // it failed. Counts exist only for a run that got to the end.
         "UPDATE rbdsync.runs SET status = $2, ended_at = now(), "
-        "phase = CASE WHEN $2 = 'succeeded' THEN $3 ELSE phase END, "
-        "done = CASE WHEN $2 = 'succeeded' THEN $4 ELSE done END, "
-        "total = CASE WHEN $2 = 'succeeded' THEN $5 ELSE total END, "
+        "phase = CASE WHEN $2 IN ('succeeded', 'partial') THEN $3 ELSE phase END, "
+        "done = CASE WHEN $2 IN ('succeeded', 'partial') THEN $4 ELSE done END, "
+        "total = CASE WHEN $2 IN ('succeeded', 'partial') THEN $5 ELSE total END, "
         "pools = $6, images = $7, added = $8, changed = $9, removed = $10, "
-        "skipped = $11, exit_code = $12, error = nullif($13, ''), duration_seconds = $14 "
+        "skipped = $11, exit_code = $12, error = nullif($13, ''), duration_seconds = $14, "
+        "stale = $15, counts = nullif($16, '')::jsonb, stale_images = nullif($17, '')::jsonb "
         "WHERE run_id = $1",
         run.run_id, run.status, run.phase, run.done, run.total, run.pools, run.images, run.added,
-        run.changed, run.removed, run.skipped, run.exit_code, run.error, run.duration_seconds);
+        run.changed, run.removed, run.skipped, run.exit_code, run.error, run.duration_seconds,
+        run.stale, run.counts_json, run.stale_images_json);
   });
 }
 

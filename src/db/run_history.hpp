@@ -15,12 +15,15 @@ struct RunRow {
   std::string host;
   std::int64_t pid = 0;
   std::int64_t started_at = 0;  ///< Unix seconds
-  std::string status;           ///< running | succeeded | failed | interrupted | abandoned
+  std::string status;  ///< running | succeeded | partial | failed | interrupted | abandoned
   std::string phase;
   std::int64_t done = 0;
   std::int64_t total = 0;
   // Set when the run ends.
   std::int64_t pools = 0, images = 0, added = 0, changed = 0, removed = 0, skipped = 0;
+  std::int64_t stale = 0;
+  std::string counts_json;        ///< per kind of row; "" for none
+  std::string stale_images_json;  ///< the images kept stale; "" for none
   int exit_code = 0;
   std::string error;
   double duration_seconds = 0.0;

@@ -4,12 +4,53 @@
 
 namespace rbdsync::sync {
 
+namespace {
+
+std::string kind_plain(const char* kind, const KindCounts& counts) {
+  return fmt::format(" {}=+{}/~{}/-{}/={}", kind, counts.added, counts.changed, counts.removed,
+                     counts.unchanged);
+}
+
+nlohmann::json kind_json(const KindCounts& counts) {
+  return {{"added", counts.added},
+          {"changed", counts.changed},
+          {"removed", counts.removed},
+          {"unchanged", counts.unchanged}};
+}
+
+}  // namespace
+
 std::string format_plain(const SyncReport& report) {
-  return fmt::format(
-      "synced fsid={} pools={} images={} added={} changed={} removed={} skipped={} "
+  const KindCounts& images = report.counts.images;
+  std::string text = fmt::format(
+      "{} fsid={} pools={} images={} added={} changed={} removed={} skipped={} stale={} "
       "seconds={:.3f}",
-      report.fsid, report.pools, report.images, report.added, report.changed, report.removed,
-      report.skipped, report.seconds);
+      report.partial() ? "partial" : "synced", report.fsid, report.pools, report.images,
+      images.added, images.changed, images.removed, report.skipped, report.stale.size(),
+      report.seconds);
+  // Per kind: +added/~changed/-removed/=unchanged.
+  text += kind_plain("pool_rows", report.counts.pools);
+  text += kind_plain("namespace_rows", report.counts.namespaces);
+  text += kind_plain("image_rows", report.counts.images);
+  text += kind_plain("snapshot_rows", report.counts.snapshots);
+  text += kind_plain("trash_rows", report.counts.trash);
+  return text;
+}
+
+nlohmann::json counts_json(const StoreCounts& counts) {
+  return {{"pools", kind_json(counts.pools)},
+          {"namespaces", kind_json(counts.namespaces)},
+          {"images", kind_json(counts.images)},
+          {"snapshots", kind_json(counts.snapshots)},
+          {"trash", kind_json(counts.trash)}};
+}
+
+nlohmann::json stale_json(const std::vector<StaleImage>& stale) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const StaleImage& image : stale) {
+    list.push_back({{"path", image.path}, {"image_id", image.key.image_id}, {"error", image.error}});
+  }
+  return list;
 }
 
 }  // namespace rbdsync::sync

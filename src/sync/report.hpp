@@ -1,6 +1,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "sync/syncer.hpp"
 
@@ -8,5 +11,12 @@ namespace rbdsync::sync {
 
 /// The one-line plain summary of a sync: `key=value` pairs, the same keys as JSON.
 std::string format_plain(const SyncReport& report);
+
+/// {"pools": {"added", "changed", "removed", "unchanged"}, "namespaces": ..., "images": ...,
+/// "snapshots": ..., "trash": ...}: for --json and the run history.
+nlohmann::json counts_json(const StoreCounts& counts);
+
+/// [{"path", "image_id", "error"}] of the images kept stale.
+nlohmann::json stale_json(const std::vector<StaleImage>& stale);
 
 }  // namespace rbdsync::sync

@@ -12,17 +12,30 @@
 namespace rbdsync::testing {
 
 /// An in-memory cluster. Images can be made to vanish between listing and reading,
-/// or to fail when read.
+/// to fail when read (once, or every time), or to fail the whole cluster.
 class FakeInventorySource : public sync::InventorySource {
  public:
   std::string fsid = "00000000-0000-4000-8000-000000000001";
-  std::vector<inventory::Pool> pools;    ///< every pool has the rbd application
+  std::vector<inventory::Pool> pools;  ///< every pool has the rbd application
+  std::vector<inventory::Namespace> namespaces;
   std::vector<inventory::Image> images;  ///< keyed by pool id
-  std::set<std::string> vanish_on_read;  ///< image ids listed but gone when read
-  std::set<std::string> fail_on_read;    ///< image ids whose read throws
+  std::vector<inventory::TrashEntry> trash;
+  std::set<std::string> vanish_on_read;       ///< image ids listed but gone when read
+  std::set<std::string> moved_to_trash;       ///< ... and found in the trash then
+  std::set<std::string> fail_on_read;         ///< image ids whose every read fails
+  std::map<std::string, int> fail_reads;      ///< image id -> failures before reads succeed
+  std::set<std::string> cluster_fails_on_read;  ///< image ids whose read throws
   int reads = 0;
 
-  void add_pool(std::int64_t id, const std::string& name) { pools.push_back({id, name}); }
+  void add_pool(std::int64_t id, const std::string& name) {
+    inventory::Pool pool;
+    pool.id = id;
+    pool.name = name;
+    pool.type = "replicated";
+    pool.replica_size = 3;
+    pool.mirror_mode = "disabled";
+    pools.push_back(pool);
+  }
 
   inventory::Image& add_image(std::int64_t pool_id, const std::string& id, const std::string& name,
                               std::uint64_t size = 1 << 30) {
@@ -31,12 +44,14 @@ class FakeInventorySource : public sync::InventorySource {
     image.name = name;
     image.size_bytes = size;
     image.object_size = 4 << 20;
+    image.order = 22;
     image.features = 0x3d;
     images.push_back(image);
     return images.back();
   }
 
   std::string cluster_fsid() override { return fsid; }
+  std::string cluster_name() override { return "ceph"; }
 
   std::vector<inventory::Pool> list_pools(const std::vector<std::string>& names) override {
     if (names.empty()) {
@@ -58,31 +73,54 @@ class FakeInventorySource : public sync::InventorySource {
     return chosen;
   }
 
-  std::vector<inventory::ImageRef> list_images(const inventory::Pool& pool) override {
-    std::vector<inventory::ImageRef> refs;
-    for (const auto& image : images) {
-      if (image.key.pool_id == pool.id) {
-        refs.push_back({image.key.pool_namespace, image.key.image_id, image.name});
+  sync::PoolListing list_pool(const inventory::Pool& pool) override {
+    sync::PoolListing listing;
+    for (const auto& ns : namespaces) {
+      if (ns.pool_id == pool.id) {
+        listing.namespaces.push_back(ns);
       }
     }
-    return refs;
+    for (const auto& image : images) {
+      if (image.key.pool_id == pool.id) {
+        listing.images.push_back({image.key.pool_namespace, image.key.image_id, image.name});
+      }
+    }
+    for (const auto& entry : trash) {
+      if (entry.pool_id == pool.id) {
+        listing.trash.push_back(entry);
+      }
+    }
+    return listing;
   }
 
-  std::optional<inventory::Image> read_image(const inventory::Pool& pool,
-                                             const inventory::ImageRef& ref) override {
+  sync::ImageRead read_image(const inventory::Pool& pool, const inventory::ImageRef& ref) override {
     ++reads;
-    if (fail_on_read.count(ref.image_id) != 0) {
+    sync::ImageRead read;
+    if (cluster_fails_on_read.count(ref.image_id) != 0) {
       throw Error(ExitCode::unavailable, "cannot open image '" + ref.name + "': timed out");
     }
+    auto failing = fail_reads.find(ref.image_id);
+    if (fail_on_read.count(ref.image_id) != 0 || (failing != fail_reads.end() && failing->second-- > 0)) {
+      read.outcome = sync::ImageRead::Outcome::failed;
+      read.error = "cannot open: Input/output error";
+      return read;
+    }
+    read.outcome = sync::ImageRead::Outcome::gone;
     if (vanish_on_read.count(ref.image_id) != 0) {
-      return std::nullopt;
+      if (moved_to_trash.count(ref.image_id) != 0) {
+        read.trashed = inventory::TrashEntry{pool.id, ref.pool_namespace, ref.image_id, ref.name,
+                                             "removing", 1, 1};
+      }
+      return read;
     }
     for (const auto& image : images) {
       if (image.key.pool_id == pool.id && image.key.image_id == ref.image_id) {
-        return image;
+        read.outcome = sync::ImageRead::Outcome::read;
+        read.image = image;
+        break;
       }
     }
-    return std::nullopt;
+    return read;
   }
 };
 

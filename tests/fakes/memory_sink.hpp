@@ -1,8 +1,10 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,13 +13,16 @@
 
 namespace rbdsync::testing {
 
-/// A sink that keeps the committed inventory in memory and records every change set.
-/// A transaction works on a copy; only commit() replaces the committed state, so a
-/// transaction dropped without commit leaves it as it was, like a database would.
+/// A sink that keeps the committed inventory in memory, with the same rules as the
+/// database: rows that differ are replaced, rows in scope that were not seen are
+/// removed, rows of stale images are kept. A transaction works on a copy; only
+/// commit() replaces the committed state, so a transaction dropped without commit
+/// leaves it as it was, like a database would.
 class MemorySink : public sync::InventorySink {
  public:
   std::map<std::string, inventory::ClusterInventory> committed;
-  std::vector<sync::ChangeSet> applied;  ///< every apply(), committed or not
+  std::vector<std::set<std::string>> stale_marks;  ///< per store(): image ids marked stale
+  int stores = 0;
   int commits = 0;
   bool fail_on_commit = false;
 
@@ -26,61 +31,132 @@ class MemorySink : public sync::InventorySink {
   }
 
  private:
+  /// Merges `seen` into `stored` for rows where `in_scope` holds, keeping rows where
+  /// `keep` holds; counts like the database does.
+  template <typename Row, typename Key>
+  static sync::KindCounts merge(
+      std::vector<Row>& stored, const std::vector<Row>& seen, Key key,
+      const std::function<bool(const Row&)>& in_scope, const std::function<bool(const Row&)>& keep,
+      const std::function<bool(const Row&, const Row&)>& same = std::equal_to<Row>()) {
+    sync::KindCounts counts;
+    std::vector<Row> result;
+    for (const Row& old : stored) {
+      const bool seen_now = std::any_of(seen.begin(), seen.end(),
+                                        [&](const Row& row) { return key(row) == key(old); });
+      if (seen_now) {
+        continue;  // replaced below
+      }
+      if (in_scope(old) && !keep(old)) {
+        ++counts.removed;
+      } else {
+        result.push_back(old);
+      }
+    }
+    for (const Row& row : seen) {
+      const auto old = std::find_if(stored.begin(), stored.end(),
+                                    [&](const Row& candidate) { return key(candidate) == key(row); });
+      if (old == stored.end()) {
+        ++counts.added;
+      } else if (!same(*old, row)) {
+        ++counts.changed;
+      } else {
+        ++counts.unchanged;
+      }
+      result.push_back(row);
+    }
+    stored = std::move(result);
+    return counts;
+  }
+
   class Transaction : public sync::SinkTransaction {
    public:
     explicit Transaction(MemorySink& sink) : m_sink(sink), m_state(sink.committed) {}
 
-    inventory::ClusterInventory load(const std::string& fsid) override {
-      auto found = m_state.find(fsid);
-      if (found == m_state.end()) {
-        return inventory::ClusterInventory{fsid, {}, {}};
+    sync::StoreCounts store(const inventory::ClusterInventory& seen, const sync::SyncScope& scope,
+                            const std::vector<sync::StaleImage>& stale) override {
+      ++m_sink.stores;
+      auto& cluster = m_state[seen.fsid];
+      cluster.fsid = seen.fsid;
+      cluster.name = seen.name;
+      std::set<std::int64_t> read_pools;
+      for (const auto& pool : seen.pools) {
+        read_pools.insert(pool.id);
       }
-      return found->second;
-    }
+      std::set<inventory::ImageKey> stale_keys;
+      std::set<std::string> stale_ids;
+      for (const auto& image : stale) {
+        stale_keys.insert(image.key);
+        stale_ids.insert(image.key.image_id);
+      }
+      m_sink.stale_marks.push_back(stale_ids);
+      const auto pool_in_scope = [&](std::int64_t pool_id) {
+        return scope.all_pools || read_pools.count(pool_id) != 0;
+      };
+      const auto never = [](const auto&) { return false; };
 
-    void apply(const sync::ChangeSet& changes) override {
-      m_sink.applied.push_back(changes);
-      auto& cluster = m_state[changes.fsid];
-      cluster.fsid = changes.fsid;
-      for (const auto& pool : changes.upserted_pools) {
-        erase_pool(cluster, pool.id);
-        cluster.pools.push_back(pool);
-      }
-      for (const auto& key : changes.removed_images) {
-        erase_image(cluster, key);
-      }
-      for (const auto id : changes.removed_pools) {
-        erase_pool(cluster, id);
-      }
-      for (const auto& image : changes.added_images) {
-        cluster.images.push_back(image);
-      }
-      for (const auto& image : changes.changed_images) {
-        erase_image(cluster, image.key);
-        cluster.images.push_back(image);
-      }
+      sync::StoreCounts counts;
+      // Snapshots are stored inside their image; count them per image key.
+      std::vector<SnapshotRow> stored_snaps = snapshot_rows(cluster.images);
+      const std::vector<SnapshotRow> seen_snaps = snapshot_rows(seen.images);
+      counts.snapshots = merge<SnapshotRow>(
+          stored_snaps, seen_snaps, [](const SnapshotRow& row) { return row.key(); },
+          [&](const SnapshotRow& row) { return pool_in_scope(row.image.pool_id); },
+          [&](const SnapshotRow& row) { return stale_keys.count(row.image) != 0; });
+      counts.images = merge<inventory::Image>(
+          cluster.images, seen.images, [](const inventory::Image& image) { return image.key; },
+          [&](const inventory::Image& image) { return pool_in_scope(image.key.pool_id); },
+          [&](const inventory::Image& image) { return stale_keys.count(image.key) != 0; },
+          // The image row holds the snapshot count, not the snapshots themselves.
+          [](const inventory::Image& a, const inventory::Image& b) {
+            inventory::Image a_row = a;
+            inventory::Image b_row = b;
+            a_row.snapshots.clear();
+            b_row.snapshots.clear();
+            return a_row == b_row && a.snapshots.size() == b.snapshots.size();
+          });
+      counts.namespaces = merge<inventory::Namespace>(
+          cluster.namespaces, seen.namespaces,
+          [](const inventory::Namespace& ns) { return ns.tied(); },
+          [&](const inventory::Namespace& ns) { return pool_in_scope(ns.pool_id); }, never);
+      counts.trash = merge<inventory::TrashEntry>(
+          cluster.trash, seen.trash,
+          [](const inventory::TrashEntry& entry) {
+            return std::make_tuple(entry.pool_id, entry.pool_namespace, entry.image_id);
+          },
+          [&](const inventory::TrashEntry& entry) { return pool_in_scope(entry.pool_id); },
+          never);
+      counts.pools = merge<inventory::Pool>(
+          cluster.pools, seen.pools, [](const inventory::Pool& pool) { return pool.id; },
+          [&](const inventory::Pool&) { return scope.all_pools; }, never);
+      return counts;
     }
 
     void commit() override {
       if (m_sink.fail_on_commit) {
-        throw Error(ExitCode::unavailable, "lost the connection while committing");
+        throw Error(ExitCode::unavailable, "commit failed");
       }
       m_sink.committed = m_state;
       ++m_sink.commits;
     }
 
    private:
-    static void erase_pool(inventory::ClusterInventory& cluster, std::int64_t id) {
-      auto& pools = cluster.pools;
-      pools.erase(std::remove_if(pools.begin(), pools.end(),
-                                 [&](const auto& pool) { return pool.id == id; }),
-                  pools.end());
-    }
-    static void erase_image(inventory::ClusterInventory& cluster, const inventory::ImageKey& key) {
-      auto& images = cluster.images;
-      images.erase(std::remove_if(images.begin(), images.end(),
-                                  [&](const auto& image) { return image.key == key; }),
-                   images.end());
+    struct SnapshotRow {
+      inventory::ImageKey image;
+      inventory::Snapshot snap;
+      std::tuple<inventory::ImageKey, std::uint64_t> key() const { return {image, snap.id}; }
+      bool operator==(const SnapshotRow& other) const {
+        return image == other.image && snap == other.snap;
+      }
+    };
+
+    static std::vector<SnapshotRow> snapshot_rows(const std::vector<inventory::Image>& images) {
+      std::vector<SnapshotRow> rows;
+      for (const auto& image : images) {
+        for (const auto& snap : image.snapshots) {
+          rows.push_back({image.key, snap});
+        }
+      }
+      return rows;
     }
 
     MemorySink& m_sink;

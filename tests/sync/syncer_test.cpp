@@ -1,5 +1,8 @@
 #include "sync/syncer.hpp"
 
+#include <set>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -11,6 +14,15 @@ namespace {
 
 using testing::FakeInventorySource;
 using testing::MemorySink;
+
+inventory::Snapshot snapshot(std::uint64_t id, const std::string& name) {
+  inventory::Snapshot snap;
+  snap.id = id;
+  snap.name = name;
+  snap.size_bytes = 1 << 30;
+  snap.namespace_type = "user";
+  return snap;
+}
 
 class SyncerTest : public ::testing::Test {
  protected:
@@ -39,27 +51,32 @@ TEST_F(SyncerTest, FirstSyncAddsEveryImageOfEveryPool) {
   EXPECT_EQ(report.fsid, source.fsid);
   EXPECT_EQ(report.pools, 2U);
   EXPECT_EQ(report.images, 3U);
-  EXPECT_EQ(report.added, 3U);
-  EXPECT_EQ(report.changed, 0U);
-  EXPECT_EQ(report.removed, 0U);
+  EXPECT_EQ(report.counts.images.added, 3U);
+  EXPECT_EQ(report.counts.images.changed, 0U);
+  EXPECT_EQ(report.counts.images.removed, 0U);
+  EXPECT_EQ(report.counts.pools.added, 2U);
+  EXPECT_FALSE(report.partial());
   EXPECT_EQ(sink.commits, 1);
   EXPECT_EQ(stored().images.size(), 3U);
   EXPECT_EQ(stored().pools.size(), 2U);
 }
 
-TEST_F(SyncerTest, ResyncOfAnUnchangedClusterWritesNoImageRows) {
+TEST_F(SyncerTest, ResyncOfAnUnchangedClusterChangesNothing) {
+  source.images[0].snapshots.push_back(snapshot(4, "s1"));
   sync();
   const SyncReport report = sync();
-  EXPECT_EQ(report.added + report.changed + report.removed, 0U);
-  ASSERT_EQ(sink.applied.size(), 2U);
-  EXPECT_TRUE(sink.applied.back().empty());
+  const sync::KindCounts unchanged_images{0, 0, 0, 3};
+  EXPECT_EQ(report.counts.images, unchanged_images);
+  const sync::KindCounts unchanged_snapshots{0, 0, 0, 1};
+  EXPECT_EQ(report.counts.snapshots, unchanged_snapshots);
+  EXPECT_EQ(sink.stores, 2);
 }
 
 TEST_F(SyncerTest, ImageDeletedFromCephIsRemoved) {
   sync();
   source.images.erase(source.images.begin() + 1);  // "b"
   const SyncReport report = sync();
-  EXPECT_EQ(report.removed, 1U);
+  EXPECT_EQ(report.counts.images.removed, 1U);
   EXPECT_EQ(stored().images.size(), 2U);
   for (const auto& image : stored().images) {
     EXPECT_NE(image.name, "b");
@@ -71,9 +88,9 @@ TEST_F(SyncerTest, ResizedAndRenamedImagesAreChanged) {
   source.images[0].size_bytes *= 2;
   source.images[1].name = "b-renamed";
   const SyncReport report = sync();
-  EXPECT_EQ(report.changed, 2U);
-  EXPECT_EQ(report.added, 0U);
-  EXPECT_EQ(report.removed, 0U);
+  EXPECT_EQ(report.counts.images.changed, 2U);
+  EXPECT_EQ(report.counts.images.added, 0U);
+  EXPECT_EQ(report.counts.images.removed, 0U);
 }
 
 TEST_F(SyncerTest, ImageDeletedBetweenListingAndReadingIsSkippedAndCounted) {
@@ -82,15 +99,74 @@ TEST_F(SyncerTest, ImageDeletedBetweenListingAndReadingIsSkippedAndCounted) {
   const SyncReport report = sync();
   EXPECT_EQ(report.skipped, 1U);
   // Deleted from Ceph: not an error, and its stored row goes like any deleted image.
-  EXPECT_EQ(report.removed, 1U);
+  EXPECT_EQ(report.counts.images.removed, 1U);
   EXPECT_EQ(report.images, 2U);
+  EXPECT_FALSE(report.partial());
+}
+
+TEST_F(SyncerTest, ImageMovedToTheTrashWhileReadingIsRecordedInTheTrash) {
+  sync();
+  source.vanish_on_read.insert("id-b");
+  source.moved_to_trash.insert("id-b");
+  const SyncReport report = sync();
+  EXPECT_EQ(report.skipped, 1U);
+  EXPECT_EQ(report.counts.trash.added, 1U);
+  ASSERT_EQ(stored().trash.size(), 1U);
+  EXPECT_EQ(stored().trash[0].image_id, "id-b");
+  EXPECT_EQ(stored().trash[0].source, "removing");
+}
+
+TEST_F(SyncerTest, ImageThatFailsOnceIsRetriedAndStored) {
+  sync();
+  source.images[1].size_bytes = 7;
+  source.fail_reads["id-b"] = 1;
+  const SyncReport report = sync();
+  EXPECT_FALSE(report.partial());
+  EXPECT_EQ(report.counts.images.changed, 1U);
+  EXPECT_EQ(source.reads, 3 + 4);  // first sync, then a, b twice, c
+}
+
+TEST_F(SyncerTest, ImageThatKeepsFailingKeepsItsRowsAndMakesThePartial) {
+  source.images[1].snapshots.push_back(snapshot(4, "s1"));
+  sync();
+  const auto before = stored().images;
+  source.fail_on_read.insert("id-b");
+  source.images[1].size_bytes = 7;  // not seen: its old row stays as it was
+  const SyncReport report = sync();
+  ASSERT_TRUE(report.partial());
+  ASSERT_EQ(report.stale.size(), 1U);
+  EXPECT_EQ(report.stale[0].key.image_id, "id-b");
+  EXPECT_EQ(report.stale[0].path, "rbd/b");
+  EXPECT_EQ(report.stale[0].error, "cannot open: Input/output error");
+  EXPECT_EQ(report.counts.images.removed, 0U);
+  EXPECT_EQ(report.counts.snapshots.removed, 0U);
+  EXPECT_EQ(stored().images, before);
+  EXPECT_EQ(sink.stale_marks.back(), std::set<std::string>{"id-b"});
+  EXPECT_EQ(sink.commits, 2);  // a partial sync still commits everything else
+}
+
+TEST_F(SyncerTest, NamespacesAndTrashAreStoredAndRemovedWithThePool) {
+  source.namespaces.push_back({2, "tenant"});
+  source.trash.push_back({2, "", "id-t", "old", "user", 1, 2});
+  SyncReport report = sync();
+  EXPECT_EQ(report.counts.namespaces.added, 1U);
+  EXPECT_EQ(report.counts.trash.added, 1U);
+  source.pools.pop_back();
+  source.images.pop_back();
+  source.namespaces.clear();
+  source.trash.clear();
+  report = sync();
+  EXPECT_EQ(report.counts.pools.removed, 1U);
+  EXPECT_EQ(report.counts.namespaces.removed, 1U);
+  EXPECT_EQ(report.counts.trash.removed, 1U);
+  EXPECT_EQ(report.counts.images.removed, 1U);
 }
 
 TEST_F(SyncerTest, NamedPoolSyncLeavesOtherPoolsRowsAlone) {
   sync();
   source.images.clear();                    // everything gone from Ceph...
   const SyncReport report = sync({"vms"});  // ...but only "vms" is synced
-  EXPECT_EQ(report.removed, 1U);
+  EXPECT_EQ(report.counts.images.removed, 1U);
   EXPECT_EQ(stored().images.size(), 2U);
   EXPECT_EQ(stored().pools.size(), 2U);
 }
@@ -100,7 +176,8 @@ TEST_F(SyncerTest, PoolGoneFromCephIsRemovedWithItsImages) {
   source.pools.pop_back();  // "vms" deleted, with image "c"
   source.images.pop_back();
   const SyncReport report = sync();
-  EXPECT_EQ(report.removed, 1U);
+  EXPECT_EQ(report.counts.images.removed, 1U);
+  EXPECT_EQ(report.counts.pools.removed, 1U);
   EXPECT_EQ(stored().pools.size(), 1U);
   EXPECT_EQ(stored().images.size(), 2U);
 }
@@ -109,10 +186,10 @@ TEST_F(SyncerTest, NothingIsCommittedWhenSourceFailsMidway) {
   sync();
   const auto before = stored();
   source.images[0].size_bytes = 1;
-  source.fail_on_read.insert("id-c");
+  source.cluster_fails_on_read.insert("id-c");
   try {
     sync();
-    FAIL() << "a failing read must fail the sync";
+    FAIL() << "a cluster-level failure must fail the sync";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ExitCode::unavailable);
   }
@@ -163,7 +240,7 @@ TEST_F(SyncerTest, InterruptionWhileReadingStopsBeforeTheNextImage) {
   };
   EXPECT_THROW(Syncer().run(source, sink, options), Error);
   EXPECT_EQ(source.reads, 1);
-  EXPECT_TRUE(sink.applied.empty());
+  EXPECT_EQ(sink.stores, 0);
 }
 
 TEST_F(SyncerTest, UnknownPoolFailsBeforeAnythingIsRead) {
@@ -174,7 +251,7 @@ TEST_F(SyncerTest, UnknownPoolFailsBeforeAnythingIsRead) {
     EXPECT_EQ(error.code(), ExitCode::config);
   }
   EXPECT_EQ(source.reads, 0);
-  EXPECT_TRUE(sink.applied.empty());
+  EXPECT_EQ(sink.stores, 0);
 }
 
 }  // namespace

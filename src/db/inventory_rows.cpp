@@ -1,0 +1,384 @@
+#include "db/inventory_rows.hpp"
+
+#include <ctime>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "inventory/features.hpp"
+
+namespace rbdsync::db {
+
+using inventory::Image;
+
+namespace {
+
+Field text(const std::string& value) {
+  return value;
+}
+
+Field number(std::int64_t value) {
+  return std::to_string(value);
+}
+
+/// Ceph's counters are unsigned; PostgreSQL has no unsigned bigint. A value beyond
+/// 2^63 is not a real size, so it is refused rather than stored wrapped.
+Field bigint(std::uint64_t value, const std::string& what) {
+  if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    throw Error(ExitCode::data, what + " (" + std::to_string(value) + ") does not fit a bigint",
+                "report this to the Ceph administrators; it cannot be stored");
+  }
+  return std::to_string(value);
+}
+
+/// Bit masks are stored as the signed bigint with the same 64 bits.
+Field mask(std::uint64_t value) {
+  return std::to_string(static_cast<std::int64_t>(value));
+}
+
+Field boolean(bool value) {
+  return std::string(value ? "t" : "f");
+}
+
+Field timestamp(const std::optional<inventory::Timestamp>& value) {
+  if (!value) {
+    return std::nullopt;
+  }
+  return timestamp_text(*value);
+}
+
+Field optional_text(const std::string& value) {
+  if (value.empty()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+Field json(const nlohmann::json& value) {
+  return value.dump();
+}
+
+void add_usage(Row& row, const inventory::Usage& usage, const std::string& what) {
+  if (usage.used_bytes) {
+    row.push_back(bigint(*usage.used_bytes, what + " used bytes"));
+    row.push_back(std::nullopt);
+  } else {
+    row.push_back(std::nullopt);
+    row.push_back(usage.unknown_reason.empty() ? std::string("unknown") : usage.unknown_reason);
+  }
+}
+
+Row image_key_row(const std::string& fsid, const inventory::ImageKey& key) {
+  return Row{text(fsid), number(key.pool_id), text(key.pool_namespace), text(key.image_id)};
+}
+
+nlohmann::json watchers_json(const Image& image) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& watcher : image.watchers) {
+    list.push_back(
+        {{"address", watcher.address}, {"client", watcher.client_id}, {"cookie", watcher.cookie}});
+  }
+  return list;
+}
+
+nlohmann::json lockers_json(const Image& image) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& locker : image.lockers) {
+    list.push_back(
+        {{"locker", locker.client}, {"id", locker.cookie}, {"address", locker.address}});
+  }
+  return list;
+}
+
+nlohmann::json config_json(const Image& image) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& option : image.config_overrides) {
+    object[option.name] = option.value;
+  }
+  return object;
+}
+
+Field migration_json(const Image& image) {
+  if (!image.migration) {
+    return std::nullopt;
+  }
+  const inventory::Migration& m = *image.migration;
+  return json({{"state", m.state},
+               {"state_description", m.state_description},
+               {"source",
+                {{"pool_id", m.source_pool_id},
+                 {"namespace", m.source_namespace},
+                 {"image_name", m.source_image_name},
+                 {"image_id", m.source_image_id}}},
+               {"destination",
+                {{"pool_id", m.destination_pool_id},
+                 {"namespace", m.destination_namespace},
+                 {"image_name", m.destination_image_name},
+                 {"image_id", m.destination_image_id}}}});
+}
+
+}  // namespace
+
+std::string timestamp_text(inventory::Timestamp micros) {
+  // Floor division, so that times before 1970 still come out right.
+  std::int64_t seconds = micros / 1000000;
+  std::int64_t fraction = micros % 1000000;
+  if (fraction < 0) {
+    fraction += 1000000;
+    --seconds;
+  }
+  const auto as_time = static_cast<std::time_t>(seconds);
+  std::tm utc{};
+  gmtime_r(&as_time, &utc);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06}+00", utc.tm_year + 1900,
+                     utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, fraction);
+}
+
+std::string text_array(const std::vector<std::string>& elements) {
+  std::string literal = "{";
+  for (const std::string& element : elements) {
+    if (literal.size() > 1) {
+      literal += ',';
+    }
+    literal += '"';
+    for (const char c : element) {
+      if (c == '"' || c == '\\') {
+        literal += '\\';
+      }
+      literal += c;
+    }
+    literal += '"';
+  }
+  return literal + "}";
+}
+
+const Table& pools_table() {
+  static const Table table{"pools",
+                           {"pool_id"},
+                           {"name", "pool_type", "replica_size", "min_size", "pg_num",
+                            "stored_bytes", "objects", "used_bytes", "max_avail_bytes",
+                            "mirror_mode"},
+                           false};
+  return table;
+}
+
+const Table& namespaces_table() {
+  static const Table table{"namespaces", {"pool_id", "name"}, {}, false};
+  return table;
+}
+
+const Table& images_table() {
+  static const Table table{
+      "images",
+      {"pool_id", "namespace", "image_id"},
+      {"name",
+       "format",
+       "size_bytes",
+       "object_size",
+       "object_order",
+       "object_count",
+       "features",
+       "feature_names",
+       "op_features",
+       "op_feature_names",
+       "flags",
+       "flag_names",
+       "data_pool_id",
+       "stripe_unit",
+       "stripe_count",
+       "block_name_prefix",
+       "snapshot_limit",
+       "snapshot_count",
+       "create_timestamp",
+       "modify_timestamp",
+       "access_timestamp",
+       "parent_pool_id",
+       "parent_pool_name",
+       "parent_namespace",
+       "parent_image_id",
+       "parent_image_name",
+       "parent_snap_id",
+       "parent_snap_name",
+       "parent_in_trash",
+       "parent_overlap_bytes",
+       "group_pool_id",
+       "group_name",
+       "migration_state",
+       "migration",
+       "mirror_mode",
+       "mirror_state",
+       "mirror_global_id",
+       "mirror_primary",
+       "config_overrides",
+       "used_bytes",
+       "used_unknown_reason",
+       "watchers",
+       "lockers",
+       "lock_type",
+       "stale_error",
+       "stale_since"},
+      true};
+  return table;
+}
+
+const Table& snapshots_table() {
+  static const Table table{"snapshots",
+                           {"pool_id", "namespace", "image_id", "snap_id"},
+                           {"name", "size_bytes", "namespace_type", "timestamp", "protected",
+                            "children", "used_bytes", "used_unknown_reason"},
+                           true};
+  return table;
+}
+
+const Table& trash_table() {
+  static const Table table{"trash",
+                           {"pool_id", "namespace", "image_id"},
+                           {"name", "source", "deletion_time", "deferment_end_time"},
+                           false};
+  return table;
+}
+
+std::vector<Row> pool_rows(const std::string& fsid, const std::vector<inventory::Pool>& pools) {
+  std::vector<Row> rows;
+  rows.reserve(pools.size());
+  for (const auto& pool : pools) {
+    const std::string what = "pool " + pool.name;
+    rows.push_back(Row{text(fsid), number(pool.id), text(pool.name), text(pool.type),
+                       number(pool.replica_size), number(pool.min_size), number(pool.pg_num),
+                       bigint(pool.stored_bytes, what + " stored bytes"),
+                       bigint(pool.objects, what + " objects"),
+                       bigint(pool.used_bytes, what + " used bytes"),
+                       bigint(pool.max_avail_bytes, what + " max available bytes"),
+                       text(pool.mirror_mode)});
+  }
+  return rows;
+}
+
+std::vector<Row> namespace_rows(const std::string& fsid,
+                                const std::vector<inventory::Namespace>& namespaces) {
+  std::vector<Row> rows;
+  rows.reserve(namespaces.size());
+  for (const auto& ns : namespaces) {
+    rows.push_back(Row{text(fsid), number(ns.pool_id), text(ns.name)});
+  }
+  return rows;
+}
+
+std::vector<Row> image_rows(const std::string& fsid, const std::vector<Image>& images) {
+  std::vector<Row> rows;
+  rows.reserve(images.size());
+  for (const Image& image : images) {
+    const std::string what = "image id " + image.key.image_id;
+    Row row = image_key_row(fsid, image.key);
+    row.reserve(images_table().keys.size() + images_table().values.size() + 1);
+    row.push_back(text(image.name));
+    row.push_back(number(image.format));
+    row.push_back(bigint(image.size_bytes, what + " size"));
+    row.push_back(bigint(image.object_size, what + " object size"));
+    row.push_back(number(image.order));
+    row.push_back(bigint(image.object_count, what + " object count"));
+    row.push_back(mask(image.features));
+    row.push_back(text_array(inventory::feature_names(image.features)));
+    row.push_back(mask(image.op_features));
+    row.push_back(text_array(inventory::op_feature_names(image.op_features)));
+    row.push_back(mask(image.flags));
+    row.push_back(text_array(inventory::flag_names(image.flags)));
+    row.push_back(image.data_pool_id ? number(*image.data_pool_id) : std::nullopt);
+    row.push_back(bigint(image.stripe_unit, what + " stripe unit"));
+    row.push_back(bigint(image.stripe_count, what + " stripe count"));
+    row.push_back(text(image.block_name_prefix));
+    row.push_back(image.snapshot_limit ? bigint(*image.snapshot_limit, what + " snapshot limit")
+                                       : std::nullopt);
+    row.push_back(number(static_cast<std::int64_t>(image.snapshots.size())));
+    row.push_back(timestamp(image.create_timestamp));
+    row.push_back(timestamp(image.modify_timestamp));
+    row.push_back(timestamp(image.access_timestamp));
+    if (image.parent) {
+      const inventory::Parent& parent = *image.parent;
+      row.push_back(number(parent.pool_id));
+      row.push_back(text(parent.pool_name));
+      row.push_back(text(parent.pool_namespace));
+      row.push_back(text(parent.image_id));
+      row.push_back(text(parent.image_name));
+      row.push_back(bigint(parent.snap_id, what + " parent snapshot id"));
+      row.push_back(text(parent.snap_name));
+      row.push_back(boolean(parent.in_trash));
+      row.push_back(bigint(parent.overlap_bytes, what + " parent overlap"));
+    } else {
+      row.insert(row.end(), 9, std::nullopt);
+    }
+    if (image.group) {
+      row.push_back(number(image.group->pool_id));
+      row.push_back(text(image.group->name));
+    } else {
+      row.insert(row.end(), 2, std::nullopt);
+    }
+    row.push_back(image.migration ? text(image.migration->state) : std::nullopt);
+    row.push_back(migration_json(image));
+    if (image.mirroring) {
+      row.push_back(text(image.mirroring->mode));
+      row.push_back(text(image.mirroring->state));
+      row.push_back(text(image.mirroring->global_id));
+      row.push_back(boolean(image.mirroring->primary));
+    } else {
+      row.insert(row.end(), 4, std::nullopt);
+    }
+    row.push_back(json(config_json(image)));
+    add_usage(row, image.usage, what);
+    row.push_back(json(watchers_json(image)));
+    row.push_back(json(lockers_json(image)));
+    row.push_back(optional_text(image.lock_type));
+    // Read just now, so not stale: a stored stale mark is cleared by the update.
+    row.push_back(std::nullopt);
+    row.push_back(std::nullopt);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<Row> snapshot_rows(const std::string& fsid, const std::vector<Image>& images) {
+  std::vector<Row> rows;
+  for (const Image& image : images) {
+    for (const inventory::Snapshot& snap : image.snapshots) {
+      const std::string what = "image id " + image.key.image_id + " snapshot " + snap.name;
+      Row row = image_key_row(fsid, image.key);
+      row.push_back(bigint(snap.id, what + " id"));
+      row.push_back(text(snap.name));
+      row.push_back(bigint(snap.size_bytes, what + " size"));
+      row.push_back(text(snap.namespace_type));
+      row.push_back(timestamp(snap.timestamp));
+      row.push_back(boolean(snap.is_protected));
+      row.push_back(bigint(snap.children, what + " children"));
+      add_usage(row, snap.usage, what);
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+std::vector<Row> trash_rows(const std::string& fsid,
+                            const std::vector<inventory::TrashEntry>& trash) {
+  std::vector<Row> rows;
+  rows.reserve(trash.size());
+  for (const auto& entry : trash) {
+    rows.push_back(Row{text(fsid), number(entry.pool_id), text(entry.pool_namespace),
+                       text(entry.image_id), text(entry.name), text(entry.source),
+                       timestamp_text(entry.deletion_time),
+                       timestamp_text(entry.deferment_end_time)});
+  }
+  return rows;
+}
+
+std::vector<Row> stale_rows(const std::vector<sync::StaleImage>& stale) {
+  std::vector<Row> rows;
+  rows.reserve(stale.size());
+  for (const auto& image : stale) {
+    rows.push_back(Row{number(image.key.pool_id), text(image.key.pool_namespace),
+                       text(image.key.image_id), text(image.error)});
+  }
+  return rows;
+}
+
+}  // namespace rbdsync::db

@@ -1,0 +1,38 @@
+#pragma once
+
+/// Inside db/ only: the inventory's tables, and each inventory record as a row of one
+/// of them in PostgreSQL's text format. The column lists here and sql/ must agree.
+
+#include <string>
+#include <vector>
+
+#include "db/table_sync.hpp"
+#include "inventory/inventory.hpp"
+#include "sync/sink.hpp"
+
+namespace rbdsync::db {
+
+const Table& pools_table();
+const Table& namespaces_table();
+const Table& images_table();
+const Table& snapshots_table();
+const Table& trash_table();
+
+std::vector<Row> pool_rows(const std::string& fsid, const std::vector<inventory::Pool>& pools);
+std::vector<Row> namespace_rows(const std::string& fsid,
+                                const std::vector<inventory::Namespace>& namespaces);
+std::vector<Row> image_rows(const std::string& fsid, const std::vector<inventory::Image>& images);
+std::vector<Row> snapshot_rows(const std::string& fsid,
+                               const std::vector<inventory::Image>& images);
+std::vector<Row> trash_rows(const std::string& fsid,
+                            const std::vector<inventory::TrashEntry>& trash);
+/// Rows of the temporary table `stale_images`.
+std::vector<Row> stale_rows(const std::vector<sync::StaleImage>& stale);
+
+/// `micros` (since the epoch, UTC) as timestamptz input, e.g. "2026-12-03 11:22:33.000042+00".
+std::string timestamp_text(inventory::Timestamp micros);
+
+/// A text[] literal whose elements are always quoted, e.g. {"object map invalid"}.
+std::string text_array(const std::vector<std::string>& elements);
+
+}  // namespace rbdsync::db

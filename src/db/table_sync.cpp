@@ -1,0 +1,164 @@
+#include "db/table_sync.hpp"
+
+#include <utility>
+
+#include <pqxx/tablewriter>
+
+namespace rbdsync::db {
+
+namespace {
+
+std::string quoted(const std::string& identifier) {
+  return "\"" + identifier + "\"";
+}
+
+std::string joined(const std::vector<std::string>& columns, const std::string& prefix = {}) {
+  std::string text;
+  for (const std::string& column : columns) {
+    if (!text.empty()) {
+      text += ", ";
+    }
+    text += prefix + quoted(column);
+  }
+  return text;
+}
+
+std::vector<std::string> all_columns(const Table& table) {
+  std::vector<std::string> columns{"fsid"};
+  columns.insert(columns.end(), table.keys.begin(), table.keys.end());
+  columns.insert(columns.end(), table.values.begin(), table.values.end());
+  return columns;
+}
+
+// pqxx::tablewriter is deprecated in libpqxx 6.4 in favour of stream_to, but stream_to
+// only writes fixed-size tuples and has no NULL for std::optional there; our rows are
+// built at run time. write_raw_line() takes a line we escaped ourselves (copy_line).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+void copy_into(pqxx::work& work, const std::string& table,
+               const std::vector<std::string>& columns, const std::vector<Row>& rows) {
+  std::vector<std::string> quoted_columns;
+  quoted_columns.reserve(columns.size());
+  for (const std::string& column : columns) {
+    quoted_columns.push_back(quoted(column));
+  }
+  pqxx::tablewriter writer(work, table, quoted_columns.begin(), quoted_columns.end());
+  for (const Row& row : rows) {
+    writer.write_raw_line(copy_line(row));
+  }
+  writer.complete();
+}
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+std::string copy_line(const Row& row) {
+  std::string line;
+  bool first = true;
+  for (const Field& field : row) {
+    if (!first) {
+      line += '\t';
+    }
+    first = false;
+    if (!field) {
+      line += "\\N";
+      continue;
+    }
+    for (const char c : *field) {
+      switch (c) {
+        case '\\':
+          line += "\\\\";
+          break;
+        case '\t':
+          line += "\\t";
+          break;
+        case '\n':
+          line += "\\n";
+          break;
+        case '\r':
+          line += "\\r";
+          break;
+        default:
+          line += c;
+      }
+    }
+  }
+  return line;
+}
+
+TableSync::TableSync(pqxx::work& work, Table table) : m_work(work), m_table(std::move(table)) {}
+
+std::string TableSync::staged_name() const {
+  return "seen_" + m_table.name;
+}
+
+std::string TableSync::key_match(const char* stored, const char* seen) const {
+  std::string text = std::string(stored) + ".fsid = " + seen + ".fsid";
+  for (const std::string& key : m_table.keys) {
+    text += " AND " + std::string(stored) + "." + quoted(key) + " = " + seen + "." + quoted(key);
+  }
+  return text;
+}
+
+void TableSync::stage(const std::vector<Row>& rows) {
+  // LIKE copies the column types and NOT NULL, not the keys or foreign keys: the
+  // staged rows are checked when they reach the real table.
+  m_work.exec("CREATE TEMPORARY TABLE " + staged_name() + " (LIKE rbdsync." + m_table.name +
+              " INCLUDING DEFAULTS) ON COMMIT DROP");
+  copy_into(m_work, staged_name(), all_columns(m_table), rows);
+  // Without statistics the planner guesses a handful of rows and may pick nested
+  // loops over thousands.
+  m_work.exec("ANALYZE " + staged_name());
+  m_staged = rows.size();
+}
+
+void TableSync::upsert() {
+  const std::string table = "rbdsync." + m_table.name;
+  if (!m_table.values.empty()) {
+    std::string set;
+    for (const std::string& value : m_table.values) {
+      set += quoted(value) + " = s." + quoted(value) + ", ";
+    }
+    set += "updated_at = now()";
+    const pqxx::result updated =
+        m_work.exec("UPDATE " + table + " AS t SET " + set + " FROM " + staged_name() +
+                    " AS s WHERE " + key_match("t", "s") + " AND (" + joined(m_table.values, "t.") +
+                    ") IS DISTINCT FROM (" + joined(m_table.values, "s.") + ")");
+    m_counts.changed = updated.affected_rows();
+  }
+  const std::string columns = joined(all_columns(m_table));
+  const pqxx::result inserted = m_work.exec(
+      "INSERT INTO " + table + " (" + columns + ") SELECT " + joined(all_columns(m_table), "s.") +
+      " FROM " + staged_name() + " AS s WHERE NOT EXISTS (SELECT 1 FROM " + table + " AS t WHERE " +
+      key_match("t", "s") + ")");
+  m_counts.added = inserted.affected_rows();
+  m_counts.unchanged = m_staged - m_counts.added - m_counts.changed;
+}
+
+void TableSync::remove(const DeleteScope& scope) {
+  std::string sql = "DELETE FROM rbdsync." + m_table.name + " AS t WHERE t.fsid = " +
+                    m_work.quote(scope.fsid) + " AND NOT EXISTS (SELECT 1 FROM " +
+                    staged_name() + " AS s WHERE " + key_match("t", "s") + ")";
+  if (!scope.all_pools) {
+    std::string ids;
+    for (const std::int64_t id : scope.pool_ids) {
+      ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    }
+    sql += " AND t.pool_id = ANY('{" + ids + "}'::bigint[])";
+  }
+  if (m_table.per_image) {
+    sql +=
+        " AND NOT EXISTS (SELECT 1 FROM stale_images AS x WHERE x.pool_id = t.pool_id AND "
+        "x.namespace = t.namespace AND x.image_id = t.image_id)";
+  }
+  m_counts.removed = m_work.exec(sql).affected_rows();
+}
+
+void stage_stale_images(pqxx::work& work, const std::vector<Row>& rows) {
+  work.exec(
+      "CREATE TEMPORARY TABLE stale_images (pool_id bigint NOT NULL, namespace text NOT NULL, "
+      "image_id text NOT NULL, error text NOT NULL) ON COMMIT DROP");
+  copy_into(work, "stale_images", {"pool_id", "namespace", "image_id", "error"}, rows);
+}
+
+}  // namespace rbdsync::db

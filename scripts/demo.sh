@@ -28,7 +28,7 @@ if [[ ${RBDSYNC_DEMO_KEEP:-0} != 1 ]]; then
 fi
 
 say "starting a throwaway Ceph cluster and PostgreSQL server in $work"
-CEPH_CLUSTER_PORT=${RBDSYNC_DEMO_CEPH_PORT:-47789} "$root/scripts/ceph-cluster.sh" start "$work/ceph"
+CEPH_CLUSTER_MGR=1 CEPH_CLUSTER_PORT=${RBDSYNC_DEMO_CEPH_PORT:-47789} "$root/scripts/ceph-cluster.sh" start "$work/ceph"
 PG_SERVER_PORT=${RBDSYNC_DEMO_PG_PORT:-56432} "$root/scripts/pg-server.sh" start "$work/pg"
 # shellcheck source=/dev/null
 source "$work/ceph/env.sh"
@@ -56,6 +56,11 @@ rbd_admin snap create --no-progress vms/vm-103-disk-0@before-upgrade
 rbd_admin namespace create backups/tenant-a
 rbd_admin create backups/tenant-a/nightly --size 50G
 rbd_admin create backups/archive --size 1T --image-feature layering,exclusive-lock
+rbd_admin create rbd/old-logs --size 1G
+rbd_admin trash mv rbd/old-logs
+rbd_admin config image set rbd/db-data rbd_qos_iops_limit 2000
+# A little data, so that "used" (from the fast-diff object map) is not all zero.
+rbd_admin bench --io-type write --io-size 4M --io-total 16M --io-pattern seq rbd/web-root >/dev/null
 rbd_admin ls -l vms
 
 say "rbd-sync migrate"
@@ -69,11 +74,26 @@ sync_args=(run --db "$RBDSYNC_TEST_DB" --ceph-conf "$CEPH_CONF" --id rbdsync
 say "what the console's database now holds"
 psql_demo() { psql "$RBDSYNC_TEST_DB" -X -q -P pager=off "$@"; }
 psql_demo -c "
+SELECT name AS pool, replica_size AS size, pg_num, pg_size_pretty(stored_bytes) AS stored,
+       objects, pg_size_pretty(max_avail_bytes) AS max_avail
+FROM rbdsync.pools ORDER BY 1;"
+psql_demo -c "
 SELECT p.name AS pool, i.namespace, i.name AS image,
-       pg_size_pretty(i.size_bytes) AS size, pg_size_pretty(i.object_size) AS object_size,
-       array_to_string(i.feature_names, ',') AS features
+       pg_size_pretty(i.size_bytes) AS size,
+       coalesce(pg_size_pretty(i.used_bytes), '? (' || i.used_unknown_reason || ')') AS used,
+       array_to_string(i.feature_names, ',') AS features, i.snapshot_count AS snaps,
+       i.parent_pool_name || '/' || i.parent_image_name || '@' || i.parent_snap_name AS parent,
+       nullif(i.config_overrides, '{}') AS overrides
 FROM rbdsync.images i JOIN rbdsync.pools p USING (fsid, pool_id)
 ORDER BY 1, 2, 3;"
+psql_demo -c "
+SELECT p.name AS pool, i.name AS image, s.name AS snapshot, pg_size_pretty(s.size_bytes) AS size,
+       s.protected, s.children
+FROM rbdsync.snapshots s JOIN rbdsync.images i USING (fsid, pool_id, namespace, image_id)
+JOIN rbdsync.pools p USING (fsid, pool_id) ORDER BY 1, 2, 3;"
+psql_demo -c "
+SELECT p.name AS pool, t.name AS image, t.source, t.deletion_time
+FROM rbdsync.trash t JOIN rbdsync.pools p USING (fsid, pool_id) ORDER BY 1, 2;"
 
 say "a change in Ceph, and a second sync"
 rbd_admin rm rbd/scratch >/dev/null 2>&1

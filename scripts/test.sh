@@ -35,7 +35,9 @@ stop_services() {
 trap stop_services EXIT
 
 t_services=$(date +%s.%N)
-CEPH_CLUSTER_PORT=${RBDSYNC_TEST_CEPH_PORT:-46789} "$root/scripts/ceph-cluster.sh" start "$work/ceph"
+# A mgr, for the pool usage figures (`ceph df`) the inventory records; without one
+# they are all zero.
+CEPH_CLUSTER_MGR=1 CEPH_CLUSTER_PORT=${RBDSYNC_TEST_CEPH_PORT:-46789} "$root/scripts/ceph-cluster.sh" start "$work/ceph"
 ceph_seconds=$(elapsed "$t_services")
 t_pg=$(date +%s.%N)
 PG_SERVER_PORT=${RBDSYNC_TEST_PG_PORT:-55432} "$root/scripts/pg-server.sh" start "$work/pg"

@@ -105,7 +105,8 @@ def main():
             else:
                 print(f"{state}: {detail}", flush=True)
         return 0
-    return 0 if watch(args.pid, args.db, args.result) == "succeeded" else 1
+    # "partial" committed too (exit 3): some images kept their previous rows.
+    return 0 if watch(args.pid, args.db, args.result) in ("succeeded", "partial") else 1
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/error.hpp"
 #include "db/inventory_rows.hpp"
 #include "db/table_sync.hpp"
 

@@ -11,55 +11,54 @@
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
+#include "ceph/ceph_error.hpp"
+#include "ceph/image_reader.hpp"
+#include "ceph/pool_figures.hpp"
 #include "common/error.hpp"
 
 namespace rbdsync::ceph {
 
-using inventory::Image;
 using inventory::ImageRef;
 using inventory::Pool;
 
 namespace {
 
-/// Turns a negative errno from librados/librbd into the error type, naming what was
-/// being attempted. The exit code follows the errno class.
-[[noreturn]] void throw_ceph_error(int r, const std::string& what, std::string hint = {}) {
-  const int error_number = -r;
-  ExitCode code = ExitCode::unavailable;
-  switch (error_number) {
-    case EACCES:
-    case EPERM:
-      code = ExitCode::no_permission;
-      if (hint.empty()) {
-        hint = "grant the client 'mon profile rbd, osd profile rbd-read-only' caps";
-      }
-      break;
-    case ETIMEDOUT:
-    case ENOTCONN:
-    case ECONNREFUSED:
-    case ESHUTDOWN:
-      code = ExitCode::unavailable;
-      if (hint.empty()) {
-        hint = "check that the cluster is up and reachable (ceph -s), or raise --ceph-timeout";
-      }
-      break;
-    default:
-      break;
-  }
-  throw Error(code, what + ": " + errno_text(error_number), std::move(hint));
+// Like `rbd` without --cluster: the name selects $cluster in ceph.conf paths and nothing on
+// the cluster itself.
+constexpr const char* k_cluster_name = "ceph";
+
+std::string namespace_suffix(const std::string& pool_namespace) {
+  return pool_namespace.empty() ? std::string() : " namespace '" + pool_namespace + "'";
 }
 
-void check(int r, const std::string& what, std::string hint = {}) {
-  if (r < 0) {
-    throw_ceph_error(r, what, std::move(hint));
-  }
+/// Sends one mon command and returns its output; any failure is cluster-level.
+std::string mon_command(librados::Rados& rados, const std::string& command, const char* what) {
+  librados::bufferlist in;
+  librados::bufferlist out;
+  std::string status;
+  check(rados.mon_command(command, in, &out, &status),
+        std::string("the mon command '") + what + "' failed" +
+            (status.empty() ? std::string() : " (" + status + ")"));
+  return out.to_str();
 }
 
-std::string image_path(const Pool& pool, const ImageRef& image) {
-  if (image.pool_namespace.empty()) {
-    return pool.name + "/" + image.name;
+Pool make_pool(std::int64_t id, const std::string& name) {
+  Pool pool;
+  pool.id = id;
+  pool.name = name;
+  return pool;
+}
+
+std::string mirror_mode_name(rbd_mirror_mode_t mode) {
+  switch (mode) {
+    case RBD_MIRROR_MODE_DISABLED:
+      return "disabled";
+    case RBD_MIRROR_MODE_IMAGE:
+      return "image";
+    case RBD_MIRROR_MODE_POOL:
+      return "pool";
   }
-  return pool.name + "/" + image.pool_namespace + "/" + image.name;
+  return "unknown";
 }
 
 }  // namespace
@@ -70,6 +69,7 @@ struct CephSource::Cluster {
   librados::Rados rados;
   std::map<std::int64_t, librados::IoCtx> pools;
   librbd::RBD rbd;
+  bool exact_usage = false;
 
   librados::IoCtx& pool_context(const Pool& pool) {
     auto found = pools.find(pool.id);
@@ -83,8 +83,9 @@ struct CephSource::Cluster {
 };
 
 CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cluster>()) {
+  m_cluster->exact_usage = config.exact_usage;
   librados::Rados& rados = m_cluster->rados;
-  check(rados.init2(config.client_name.c_str(), "ceph", 0),
+  check(rados.init2(config.client_name.c_str(), k_cluster_name, 0),
         "invalid Ceph client name '" + config.client_name + "'",
         "give --id NAME or --name client.NAME");
 
@@ -135,6 +136,18 @@ std::string CephSource::cluster_fsid() {
   return fsid;
 }
 
+std::string CephSource::cluster_name() {
+  std::string name;
+  const int r = m_cluster->rados.conf_get("cluster", name);
+  // Pacific keeps `cluster` outside its option table, so conf_get() answers ENOENT; the
+  // name is then the one this client was initialised with.
+  if (r == -ENOENT) {
+    return k_cluster_name;
+  }
+  check(r, "cannot read the cluster name");
+  return name;
+}
+
 std::vector<Pool> CephSource::list_pools(const std::vector<std::string>& names) {
   std::vector<Pool> pools;
   if (!names.empty()) {
@@ -146,13 +159,13 @@ std::vector<Pool> CephSource::list_pools(const std::vector<std::string>& names) 
                     "every rbd pool");
       }
       check(static_cast<int>(id), "cannot look up pool '" + name + "'");
-      pools.push_back(Pool{id, name});
+      pools.push_back(make_pool(id, name));
     }
   } else {
     std::list<std::pair<std::int64_t, std::string>> all;
     check(m_cluster->rados.pool_list2(all), "cannot list pools");
     for (const auto& [id, name] : all) {
-      Pool pool{id, name};
+      Pool pool = make_pool(id, name);
       std::set<std::string> applications;
       check(m_cluster->pool_context(pool).application_list(&applications),
             "cannot read the applications of pool '" + name + "'");
@@ -163,65 +176,77 @@ std::vector<Pool> CephSource::list_pools(const std::vector<std::string>& names) 
   }
   std::sort(pools.begin(), pools.end(),
             [](const Pool& a, const Pool& b) { return a.name < b.name; });
-  pools.erase(std::unique(pools.begin(), pools.end()), pools.end());
+  pools.erase(std::unique(pools.begin(), pools.end(),
+                          [](const Pool& a, const Pool& b) { return a.id == b.id; }),
+              pools.end());
+  if (pools.empty()) {
+    return pools;
+  }
+
+  apply_osd_dump(
+      mon_command(m_cluster->rados, R"({"prefix":"osd dump","format":"json"})", "osd dump"), pools);
+  // Pacific's mon answers `df` from the mgr's last digest: zeros when no mgr runs.
+  apply_df(mon_command(m_cluster->rados, R"({"prefix":"df","detail":"detail","format":"json"})",
+                       "df detail"),
+           pools);
+  for (Pool& pool : pools) {
+    librados::IoCtx& io = m_cluster->pool_context(pool);
+    io.set_namespace("");
+    rbd_mirror_mode_t mode = RBD_MIRROR_MODE_DISABLED;
+    const int r = m_cluster->rbd.mirror_mode_get(io, &mode);
+    if (r != -ENOENT) {  // ENOENT: never `rbd pool init`-ed, so never mirrored
+      check(r, "cannot read the mirror mode of pool '" + pool.name + "'");
+    }
+    pool.mirror_mode = mirror_mode_name(mode);
+  }
   return pools;
 }
 
-std::vector<ImageRef> CephSource::list_images(const Pool& pool) {
+sync::PoolListing CephSource::list_pool(const Pool& pool) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace("");
-  std::vector<std::string> namespaces;
-  const int r = m_cluster->rbd.namespace_list(io, &namespaces);
+  std::vector<std::string> names;
+  const int r = m_cluster->rbd.namespace_list(io, &names);
   // A pool that was never `rbd pool init`-ed has no namespace directory yet.
   if (r != -ENOENT) {
     check(r, "cannot list the RBD namespaces of pool '" + pool.name + "'");
   }
-  namespaces.insert(namespaces.begin(), "");
+  sync::PoolListing listing;
+  for (const std::string& name : names) {
+    listing.namespaces.push_back(inventory::Namespace{pool.id, name});
+  }
+  names.insert(names.begin(), "");
 
-  std::vector<ImageRef> refs;
-  for (const std::string& ns : namespaces) {
+  for (const std::string& ns : names) {
     io.set_namespace(ns);
     std::vector<librbd::image_spec_t> specs;
     const int listed = m_cluster->rbd.list2(io, &specs);
     if (listed == -ENOENT) {
       continue;  // namespace removed since namespace_list, or no rbd_directory yet
     }
-    check(listed, "cannot list the images of pool '" + pool.name +
-                      (ns.empty() ? "" : "' namespace '" + ns) + "'");
+    check(listed, "cannot list the images of pool '" + pool.name + "'" + namespace_suffix(ns));
     for (auto& spec : specs) {
-      refs.push_back(ImageRef{ns, std::move(spec.id), std::move(spec.name)});
+      listing.images.push_back(ImageRef{ns, std::move(spec.id), std::move(spec.name)});
+    }
+
+    std::vector<librbd::trash_image_info_t> trash;
+    const int trashed = m_cluster->rbd.trash_list(io, trash);
+    if (trashed == -ENOENT) {
+      continue;
+    }
+    check(trashed, "cannot list the trash of pool '" + pool.name + "'" + namespace_suffix(ns));
+    for (auto& entry : trash) {
+      listing.trash.push_back(trash_entry(pool, ns, entry));
     }
   }
   io.set_namespace("");
-  return refs;
+  return listing;
 }
 
-std::optional<Image> CephSource::read_image(const Pool& pool, const ImageRef& ref) {
+sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace(ref.pool_namespace);
-  const std::string path = image_path(pool, ref);
-
-  // Read-only: takes no exclusive lock and registers no watch, so the sync never
-  // disturbs a client that has the image mapped.
-  librbd::Image image;
-  const int r = m_cluster->rbd.open_by_id_read_only(io, image, ref.image_id.c_str(), nullptr);
-  if (r == -ENOENT) {
-    return std::nullopt;
-  }
-  check(r, "cannot open image '" + path + "'");
-
-  librbd::image_info_t info{};
-  check(image.stat(info, sizeof info), "cannot stat image '" + path + "'");
-  std::uint64_t features = 0;
-  check(image.features(&features), "cannot read the features of image '" + path + "'");
-
-  Image result;
-  result.key = inventory::ImageKey{pool.id, ref.pool_namespace, ref.image_id};
-  result.name = ref.name;
-  result.size_bytes = info.size;
-  result.object_size = info.obj_size;
-  result.features = features;
-  return result;
+  return ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
 }
 
 }  // namespace rbdsync::ceph

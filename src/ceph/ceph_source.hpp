@@ -1,7 +1,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,10 +15,13 @@ struct CephConfig {
   std::string client_name;   ///< full name, e.g. "client.admin"
   std::string keyring_path;  ///< empty: the `keyring` setting of ceph.conf
   int timeout_seconds = 30;  ///< mount, mon and OSD operation timeout
+  /// Compute usage even without a valid fast-diff map, object by object (`rbd du` does
+  /// that too, slowly); otherwise such usage is left unknown.
+  bool exact_usage = false;
 };
 
 /// Reads the RBD inventory through librados/librbd. Connects in the constructor and
-/// disconnects in the destructor. The librados types stay inside the .cpp file.
+/// disconnects in the destructor. The librados types stay inside the .cpp files.
 class CephSource : public sync::InventorySource {
  public:
   /// Connects to the cluster. Throws Error with ExitCode::config (no ceph.conf, no
@@ -31,10 +33,16 @@ class CephSource : public sync::InventorySource {
   CephSource& operator=(const CephSource&) = delete;
 
   std::string cluster_fsid() override;
+  /// The `cluster` setting of the client's configuration.
+  std::string cluster_name() override;
+  /// Figures from one `osd dump` and one `df detail` mon command for all pools, and
+  /// each pool's mirror mode. A failing mon command throws Error (unavailable or
+  /// no_permission); an answer that is not the expected JSON, Error(ExitCode::data).
   std::vector<inventory::Pool> list_pools(const std::vector<std::string>& names) override;
-  std::vector<inventory::ImageRef> list_images(const inventory::Pool& pool) override;
-  std::optional<inventory::Image> read_image(const inventory::Pool& pool,
-                                             const inventory::ImageRef& ref) override;
+  sync::PoolListing list_pool(const inventory::Pool& pool) override;
+  /// Never throws for a failure of this one image (see sync::ImageRead); throws Error
+  /// for EACCES, EPERM, ETIMEDOUT, ENOTCONN, ECONNREFUSED and ESHUTDOWN.
+  sync::ImageRead read_image(const inventory::Pool& pool, const inventory::ImageRef& ref) override;
 
  private:
   struct Cluster;

@@ -8,9 +8,12 @@ namespace rbdsync::inventory {
 
 namespace {
 
-// The bit values are part of the on-disk RBD format (rbd/features.h), so they are
-// spelled out here rather than pulling a Ceph header into this dependency-free module.
-constexpr std::array<std::pair<std::uint64_t, const char*>, 12> k_features = {{
+using BitName = std::pair<std::uint64_t, const char*>;
+
+// The bit values are part of the on-disk RBD format (rbd/features.h, rbd/librbd.h), so
+// they are spelled out here rather than pulling a Ceph header into this dependency-free
+// module; tests/ceph checks them against librbd.
+constexpr std::array<BitName, 12> k_features = {{
     {1ULL << 0, "layering"},
     {1ULL << 1, "striping"},
     {1ULL << 2, "exclusive-lock"},
@@ -25,9 +28,22 @@ constexpr std::array<std::pair<std::uint64_t, const char*>, 12> k_features = {{
     {1ULL << 11, "dirty-cache"},
 }};
 
-}  // namespace
+// Pacific's `rbd info` prints these four (RBD_OPERATION_FEATURE_NAME_* in rbd/features.h).
+constexpr std::array<BitName, 4> k_op_features = {{
+    {1ULL << 0, "clone-parent"},
+    {1ULL << 1, "clone-child"},
+    {1ULL << 2, "group"},
+    {1ULL << 3, "snap-trash"},
+}};
 
-std::vector<std::string> feature_names(std::uint64_t mask) {
+// `rbd info` spells the flags with spaces (format_flags() in tools/rbd/action/Info.cc).
+constexpr std::array<BitName, 2> k_flags = {{
+    {1ULL << 0, "object map invalid"},
+    {1ULL << 1, "fast diff invalid"},
+}};
+
+template <std::size_t N>
+std::vector<std::string> names_of(std::uint64_t mask, const std::array<BitName, N>& table) {
   std::vector<std::string> names;
   for (int bit = 0; bit < 64; ++bit) {
     const std::uint64_t value = 1ULL << bit;
@@ -35,7 +51,7 @@ std::vector<std::string> feature_names(std::uint64_t mask) {
       continue;
     }
     std::string name;
-    for (const auto& [known, known_name] : k_features) {
+    for (const auto& [known, known_name] : table) {
       if (known == value) {
         name = known_name;
       }
@@ -48,6 +64,20 @@ std::vector<std::string> feature_names(std::uint64_t mask) {
     names.push_back(std::move(name));
   }
   return names;
+}
+
+}  // namespace
+
+std::vector<std::string> feature_names(std::uint64_t mask) {
+  return names_of(mask, k_features);
+}
+
+std::vector<std::string> op_feature_names(std::uint64_t mask) {
+  return names_of(mask, k_op_features);
+}
+
+std::vector<std::string> flag_names(std::uint64_t mask) {
+  return names_of(mask, k_flags);
 }
 
 }  // namespace rbdsync::inventory

@@ -1,0 +1,568 @@
+#include "ceph/image_reader.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <ctime>
+#include <list>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <rbd/features.h>
+#include <rbd/librbd.h>
+
+#include "ceph/ceph_error.hpp"
+#include "common/error.hpp"
+
+namespace rbdsync::ceph {
+
+using inventory::Image;
+using inventory::ImageRef;
+using inventory::Pool;
+using inventory::Snapshot;
+using inventory::Timestamp;
+using inventory::TrashEntry;
+using inventory::Usage;
+using sync::ImageRead;
+
+namespace {
+
+/// A failure confined to one image: which step failed and its negative errno.
+struct ImageError {
+  int r = 0;
+  std::string what;
+};
+
+constexpr std::uint64_t k_unlimited_snapshots = UINT64_MAX;
+// RBD_GROUP_INVALID_POOL lives in a header librbd does not install.
+constexpr std::int64_t k_no_group_pool = -1;
+constexpr std::uint64_t k_invalid_map_flags =
+    RBD_FLAG_OBJECT_MAP_INVALID | RBD_FLAG_FAST_DIFF_INVALID;
+
+std::optional<Timestamp> to_timestamp(const timespec& time) {
+  // librbd leaves the timestamps of images made before Mimic at zero; `rbd info` hides them.
+  if (time.tv_sec == 0 && time.tv_nsec == 0) {
+    return std::nullopt;
+  }
+  return static_cast<Timestamp>(time.tv_sec) * 1'000'000 + time.tv_nsec / 1000;
+}
+
+Timestamp to_timestamp(std::time_t seconds) {
+  return static_cast<Timestamp>(seconds) * 1'000'000;
+}
+
+std::string trash_source_name(rbd_trash_image_source_t source) {
+  switch (source) {
+    case RBD_TRASH_IMAGE_SOURCE_USER:
+      return "user";
+    case RBD_TRASH_IMAGE_SOURCE_MIRRORING:
+      return "mirroring";
+    case RBD_TRASH_IMAGE_SOURCE_MIGRATION:
+      return "migration";
+    case RBD_TRASH_IMAGE_SOURCE_REMOVING:
+      return "removing";
+    case RBD_TRASH_IMAGE_SOURCE_USER_PARENT:
+      return "user_parent";
+  }
+  return "unknown-" + std::to_string(static_cast<int>(source));
+}
+
+std::string snap_namespace_name(rbd_snap_namespace_type_t type) {
+  switch (type) {
+    case RBD_SNAP_NAMESPACE_TYPE_USER:
+      return "user";
+    case RBD_SNAP_NAMESPACE_TYPE_GROUP:
+      return "group";
+    case RBD_SNAP_NAMESPACE_TYPE_TRASH:
+      return "trash";
+    case RBD_SNAP_NAMESPACE_TYPE_MIRROR:
+      return "mirror";
+  }
+  return "unknown-" + std::to_string(static_cast<int>(type));
+}
+
+// The words `rbd migration status` prints.
+std::string migration_state_name(rbd_image_migration_state_t state) {
+  switch (state) {
+    case RBD_IMAGE_MIGRATION_STATE_ERROR:
+      return "error";
+    case RBD_IMAGE_MIGRATION_STATE_PREPARING:
+      return "preparing";
+    case RBD_IMAGE_MIGRATION_STATE_PREPARED:
+      return "prepared";
+    case RBD_IMAGE_MIGRATION_STATE_EXECUTING:
+      return "executing";
+    case RBD_IMAGE_MIGRATION_STATE_EXECUTED:
+      return "executed";
+    case RBD_IMAGE_MIGRATION_STATE_ABORTING:
+      return "aborting";
+    default:
+      return "unknown";
+  }
+}
+
+std::string mirror_state_name(rbd_mirror_image_state_t state) {
+  switch (state) {
+    case RBD_MIRROR_IMAGE_DISABLING:
+      return "disabling";
+    case RBD_MIRROR_IMAGE_ENABLED:
+      return "enabled";
+    case RBD_MIRROR_IMAGE_DISABLED:
+      return "disabled";
+  }
+  return "unknown";
+}
+
+std::string mirror_mode_name(rbd_mirror_image_mode_t mode) {
+  switch (mode) {
+    case RBD_MIRROR_IMAGE_MODE_JOURNAL:
+      return "journal";
+    case RBD_MIRROR_IMAGE_MODE_SNAPSHOT:
+      return "snapshot";
+  }
+  return "unknown";
+}
+
+/// Why a fast-diff computation over snapshots with these flags would not be cheap, or ""
+/// when it would be.
+std::string unknown_usage_reason(bool fast_diff, std::uint64_t range_flags) {
+  if (!fast_diff) {
+    return "fast-diff disabled";
+  }
+  if ((range_flags & RBD_FLAG_OBJECT_MAP_INVALID) != 0) {
+    return "object map invalid";
+  }
+  if ((range_flags & RBD_FLAG_FAST_DIFF_INVALID) != 0) {
+    return "fast-diff invalid";
+  }
+  return {};
+}
+
+std::string image_path(const Pool& pool, const ImageRef& ref) {
+  return pool.name + "/" + (ref.pool_namespace.empty() ? "" : ref.pool_namespace + "/") + ref.name;
+}
+
+int add_existing(std::uint64_t /*offset*/, std::size_t length, int exists, void* used) {
+  if (exists != 0) {
+    *static_cast<std::uint64_t*>(used) += length;
+  }
+  return 0;
+}
+
+/// Reads one open attempt of one image. Per-image failures are thrown as ImageError so
+/// that read_image() classifies them in one place; cluster-level ones as Error.
+class Reader {
+ public:
+  Reader(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
+         bool exact_usage)
+      : m_rbd(rbd),
+        m_io(io),
+        m_pool(pool),
+        m_ref(ref),
+        m_exact_usage(exact_usage),
+        m_path(image_path(pool, ref)) {}
+
+  Image read() {
+    // Read-only: takes no exclusive lock and registers no watch, so the sync never
+    // disturbs a client that has the image mapped. Images of format 1 have no id.
+    const int opened =
+        m_ref.image_id.empty()
+            ? m_rbd.open_read_only(m_io, m_image, m_ref.name.c_str(), nullptr)
+            : m_rbd.open_by_id_read_only(m_io, m_image, m_ref.image_id.c_str(), nullptr);
+    need(opened, "cannot open");
+
+    Image out;
+    out.key = inventory::ImageKey{m_pool.id, m_ref.pool_namespace, m_ref.image_id};
+    read_header(out);
+    read_links(out);
+    read_clients(out);
+    read_snapshots(out);
+    return out;
+  }
+
+ private:
+  void need(int r, const std::string& what) const {
+    if (r >= 0) {
+      return;
+    }
+    if (is_cluster_errno(-r)) {
+      throw_ceph_error(r, what + " (image '" + m_path + "')");
+    }
+    throw ImageError{r, what};
+  }
+
+  void read_header(Image& out) {
+    std::string name;
+    need(m_image.get_name(&name), "cannot read the name");
+    out.name = name.empty() ? m_ref.name : name;
+
+    std::uint8_t old_format = 0;
+    need(m_image.old_format(&old_format), "cannot read the format");
+    m_old_format = old_format != 0;
+    out.format = m_old_format ? 1 : 2;
+
+    librbd::image_info_t info{};
+    need(m_image.stat(info, sizeof info), "cannot stat");
+    out.size_bytes = info.size;
+    out.object_size = info.obj_size;
+    out.order = info.order;
+    out.object_count = info.num_objs;
+    out.block_name_prefix = m_image.get_block_name_prefix();
+    out.stripe_unit = m_image.get_stripe_unit();
+    out.stripe_count = m_image.get_stripe_count();
+
+    need(m_image.features(&out.features), "cannot read the features");
+    need(m_image.get_flags(&out.flags), "cannot read the flags");
+    m_head_flags = out.flags;
+
+    std::uint64_t limit = k_unlimited_snapshots;
+    need(m_image.snap_get_limit(&limit), "cannot read the snapshot limit");
+    if (limit != k_unlimited_snapshots) {
+      out.snapshot_limit = limit;
+    }
+
+    if (m_old_format) {
+      return;  // no op features, data pool, timestamps or config in a format 1 header
+    }
+    need(m_image.get_op_features(&out.op_features), "cannot read the op features");
+    const std::int64_t data_pool = m_image.get_data_pool_id();
+    if (data_pool >= 0 && data_pool != m_pool.id) {
+      out.data_pool_id = data_pool;
+    }
+
+    timespec time{};
+    need(m_image.get_create_timestamp(&time), "cannot read the create timestamp");
+    out.create_timestamp = to_timestamp(time);
+    need(m_image.get_modify_timestamp(&time), "cannot read the modify timestamp");
+    out.modify_timestamp = to_timestamp(time);
+    need(m_image.get_access_timestamp(&time), "cannot read the access timestamp");
+    out.access_timestamp = to_timestamp(time);
+
+    std::vector<librbd::config_option_t> options;
+    need(m_image.config_list(&options), "cannot read the config overrides");
+    for (auto& option : options) {
+      if (option.source == RBD_CONFIG_SOURCE_IMAGE) {
+        out.config_overrides.push_back({std::move(option.name), std::move(option.value)});
+      }
+    }
+    std::sort(out.config_overrides.begin(), out.config_overrides.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+  }
+
+  void read_links(Image& out) {
+    librbd::linked_image_spec_t parent{};
+    librbd::snap_spec_t parent_snap{};
+    const int r = m_image.get_parent(&parent, &parent_snap);
+    if (r != -ENOENT) {  // ENOENT: not a clone
+      need(r, "cannot read the parent");
+      inventory::Parent link;
+      link.pool_id = parent.pool_id;
+      link.pool_name = std::move(parent.pool_name);
+      link.pool_namespace = std::move(parent.pool_namespace);
+      link.image_id = std::move(parent.image_id);
+      link.image_name = std::move(parent.image_name);
+      link.snap_id = parent_snap.id;
+      link.snap_name = std::move(parent_snap.name);
+      link.in_trash = parent.trash;
+      // What `rbd info` prints as parent.overlap: the head's overlap, which shrinks with
+      // the clone and never grows back past the parent snapshot's size.
+      need(m_image.overlap(&link.overlap_bytes), "cannot read the parent overlap");
+      out.parent = std::move(link);
+    }
+
+    if (m_old_format) {
+      return;
+    }
+    librbd::group_info_t group{};
+    need(m_image.get_group(&group, sizeof group), "cannot read the group");
+    if (group.pool != k_no_group_pool) {
+      out.group = inventory::GroupMembership{group.pool, std::move(group.name)};
+    }
+
+    // Pacific marks both ends of a live migration with the internal "migrating" feature
+    // (there is no migration op feature in this release).
+    if ((out.features & RBD_FEATURE_MIGRATING) != 0) {
+      librbd::image_migration_status_t status{};
+      need(m_rbd.migration_status(m_io, out.name.c_str(), &status, sizeof status),
+           "cannot read the migration status");
+      inventory::Migration migration;
+      migration.state = migration_state_name(status.state);
+      migration.state_description = std::move(status.state_description);
+      migration.source_pool_id = status.source_pool_id;
+      migration.source_namespace = std::move(status.source_pool_namespace);
+      migration.source_image_name = std::move(status.source_image_name);
+      migration.source_image_id = std::move(status.source_image_id);
+      migration.destination_pool_id = status.dest_pool_id;
+      migration.destination_namespace = std::move(status.dest_pool_namespace);
+      migration.destination_image_name = std::move(status.dest_image_name);
+      migration.destination_image_id = std::move(status.dest_image_id);
+      out.migration = std::move(migration);
+    }
+
+    if (m_pool.mirror_mode != "disabled" && !m_pool.mirror_mode.empty()) {
+      librbd::mirror_image_info_t info{};
+      need(m_image.mirror_image_get_info(&info, sizeof info), "cannot read the mirroring state");
+      if (info.state != RBD_MIRROR_IMAGE_DISABLED) {
+        rbd_mirror_image_mode_t mode = RBD_MIRROR_IMAGE_MODE_JOURNAL;
+        need(m_image.mirror_image_get_mode(&mode), "cannot read the mirroring mode");
+        out.mirroring = inventory::Mirroring{mirror_mode_name(mode), mirror_state_name(info.state),
+                                             std::move(info.global_id), info.primary};
+      }
+    }
+  }
+
+  void read_clients(Image& out) {
+    std::list<librbd::image_watcher_t> watchers;
+    need(m_image.list_watchers(watchers), "cannot list the watchers");
+    for (auto& watcher : watchers) {
+      out.watchers.push_back({std::move(watcher.addr), watcher.id, watcher.cookie});
+    }
+
+    std::list<librbd::locker_t> lockers;
+    bool exclusive = false;
+    std::string tag;
+    need(m_image.list_lockers(&lockers, &exclusive, &tag), "cannot list the lockers");
+    for (auto& locker : lockers) {
+      out.lockers.push_back(
+          {std::move(locker.client), std::move(locker.cookie), std::move(locker.address)});
+    }
+    if (!out.lockers.empty()) {
+      out.lock_type = exclusive ? "exclusive" : "shared";
+    }
+  }
+
+  /// Snapshots in id order, with children and usage. Usage follows `rbd du`
+  /// (tools/rbd/action/DiskUsage.cc): only user snapshots get a row; each is the
+  /// whole-object diff from the previous user snapshot (or from nothing), without the
+  /// parent; the head is the diff from the last user snapshot.
+  void read_snapshots(Image& out) {
+    std::vector<librbd::snap_info_t> snaps;
+    need(m_image.snap_list(snaps), "cannot list the snapshots");
+    std::sort(snaps.begin(), snaps.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+
+    const bool fast_diff = (out.features & RBD_FEATURE_FAST_DIFF) != 0;
+    // A v2 clone needs no protected snapshot; librbd marks its parent image instead.
+    const bool has_v2_children = (out.op_features & RBD_OPERATION_FEATURE_CLONE_PARENT) != 0;
+
+    // librbd's fast diff loads the object map of every snapshot from the "from" snapshot
+    // (or the image's first snapshot) up to the end, and falls back to the slow way when
+    // any of them is flagged invalid; so does the choice made here.
+    std::vector<std::uint64_t> flags(snaps.size(), 0);
+    std::optional<std::size_t> previous_user;
+    bool moved = false;
+
+    for (std::size_t i = 0; i < snaps.size(); ++i) {
+      const librbd::snap_info_t& info = snaps[i];
+      const std::string what = " of snapshot '" + info.name + "'";
+      Snapshot snap;
+      snap.id = info.id;
+      snap.name = info.name;
+      snap.size_bytes = info.size;
+
+      rbd_snap_namespace_type_t type = RBD_SNAP_NAMESPACE_TYPE_USER;
+      need(m_image.snap_get_namespace_type(info.id, &type), "cannot read the namespace" + what);
+      snap.namespace_type = snap_namespace_name(type);
+      const bool user = type == RBD_SNAP_NAMESPACE_TYPE_USER;
+
+      timespec time{};
+      need(m_image.snap_get_timestamp(info.id, &time), "cannot read the timestamp" + what);
+      snap.timestamp = to_timestamp(time);
+      if (user) {
+        need(m_image.snap_is_protected(info.name.c_str(), &snap.is_protected),
+             "cannot read the protection" + what);
+      }
+
+      // v1 clones need a protected snapshot, v2 clones set clone-parent: other snapshots
+      // cannot have children, and listing them costs a lookup in every pool.
+      const bool may_have_children = snap.is_protected || has_v2_children;
+      const bool wants_usage = user && (fast_diff || m_exact_usage);
+      if (fast_diff || may_have_children || wants_usage) {
+        need(m_image.snap_set_by_id(info.id), "cannot open" + what);
+        moved = true;
+      }
+      if (fast_diff) {
+        need(m_image.get_flags(&flags[i]), "cannot read the flags" + what);
+      }
+      if (may_have_children) {
+        std::vector<librbd::linked_image_spec_t> children;
+        need(m_image.list_children3(&children), "cannot list the children" + what);
+        snap.children = children.size();
+      }
+
+      if (user) {
+        const std::size_t first = previous_user.value_or(0);
+        const char* from = previous_user ? snaps[*previous_user].name.c_str() : nullptr;
+        snap.usage = usage(fast_diff, flags, first, i + 1, 0, from, info.size, what);
+        previous_user = i;
+      } else {
+        snap.usage.unknown_reason = "not a user snapshot";  // `rbd du` shows none either
+      }
+      out.snapshots.push_back(std::move(snap));
+    }
+
+    if (moved) {
+      need(m_image.snap_set(nullptr), "cannot return to the image head");
+    }
+    const std::size_t first = previous_user.value_or(0);
+    const char* from = previous_user ? snaps[*previous_user].name.c_str() : nullptr;
+    out.usage = usage(fast_diff, flags, first, snaps.size(), m_head_flags, from, out.size_bytes,
+                      std::string());
+  }
+
+  /// The `rbd du` used size of the snapshot or head currently set, diffed from `from`;
+  /// `flags[first, end)` and `end_flags` are the flags of every object map that the
+  /// fast diff would load.
+  Usage usage(bool fast_diff, const std::vector<std::uint64_t>& flags, std::size_t first,
+              std::size_t end, std::uint64_t end_flags, const char* from, std::uint64_t size,
+              const std::string& what) {
+    std::uint64_t range_flags = end_flags;
+    for (std::size_t i = first; i < end; ++i) {
+      range_flags |= flags[i];
+    }
+    Usage result;
+    result.unknown_reason = unknown_usage_reason(fast_diff, range_flags & k_invalid_map_flags);
+    if (!result.unknown_reason.empty() && !m_exact_usage) {
+      return result;
+    }
+    std::uint64_t used = 0;
+    need(m_image.diff_iterate2(from, 0, size, false, true, &add_existing, &used),
+         "cannot compute the usage" + what);
+    return Usage{used, {}};
+  }
+
+  librbd::RBD& m_rbd;
+  librados::IoCtx& m_io;
+  const Pool& m_pool;
+  const ImageRef& m_ref;
+  bool m_exact_usage;
+  std::string m_path;
+  librbd::Image m_image;
+  bool m_old_format = false;
+  std::uint64_t m_head_flags = 0;
+};
+
+class Classifier {
+ public:
+  Classifier(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref)
+      : m_rbd(rbd), m_io(io), m_pool(pool), m_ref(ref), m_path(image_path(pool, ref)) {}
+
+  /// What an ENOENT from `what` means: the image went to the trash or away (gone), its
+  /// header is missing while the directory still lists it (failed), or it is still there
+  /// and something inside it vanished meanwhile (nullopt: read it again).
+  std::optional<ImageRead> missing(const std::string& what) {
+    if (m_ref.image_id.empty()) {
+      return gone();
+    }
+    librbd::trash_image_info_t trash;
+    const int in_trash = m_rbd.trash_get(m_io, m_ref.image_id.c_str(), &trash);
+    if (in_trash == 0) {
+      ImageRead result = gone();
+      result.trashed = trash_entry(m_pool, m_ref.pool_namespace, trash);
+      return result;
+    }
+    if (auto failure = failed_lookup(in_trash, "cannot look the image up in the trash")) {
+      return failure;
+    }
+
+    // The directory, not the header, says whether the image exists: removal takes it out
+    // of the directory first (into the trash), so a header missing from a listed image is
+    // damage, not deletion.
+    std::map<std::string, librados::bufferlist> entries;
+    const int listed =
+        m_io.omap_get_vals_by_keys("rbd_directory", {"id_" + m_ref.image_id}, &entries);
+    if (auto failure = failed_lookup(listed == -ENOENT ? 0 : listed,
+                                     "cannot look the image up in the directory")) {
+      return failure;
+    }
+    if (entries.empty()) {
+      return gone();
+    }
+
+    const std::string header = "rbd_header." + m_ref.image_id;
+    std::uint64_t size = 0;
+    std::time_t mtime = 0;
+    const int stat = m_io.stat(header, &size, &mtime);
+    if (stat == -ENOENT) {
+      return failed(what + ": the image header object " + header + " is missing");
+    }
+    if (auto failure = failed_lookup(stat, "cannot stat the image header object " + header)) {
+      return failure;
+    }
+    return std::nullopt;
+  }
+
+  static ImageRead failed(std::string error) {
+    ImageRead result;
+    result.outcome = ImageRead::Outcome::failed;
+    result.error = std::move(error);
+    return result;
+  }
+
+ private:
+  static ImageRead gone() {
+    ImageRead result;
+    result.outcome = ImageRead::Outcome::gone;
+    return result;
+  }
+
+  std::optional<ImageRead> failed_lookup(int r, const std::string& what) const {
+    if (r >= 0 || r == -ENOENT) {
+      return std::nullopt;
+    }
+    if (is_cluster_errno(-r)) {
+      throw_ceph_error(r, what + " (image '" + m_path + "')");
+    }
+    return failed(what + ": " + errno_text(-r));
+  }
+
+  librbd::RBD& m_rbd;
+  librados::IoCtx& m_io;
+  const Pool& m_pool;
+  const ImageRef& m_ref;
+  std::string m_path;
+};
+
+}  // namespace
+
+TrashEntry trash_entry(const Pool& pool, const std::string& pool_namespace,
+                       const librbd::trash_image_info_t& info) {
+  return TrashEntry{pool.id,
+                    pool_namespace,
+                    info.id,
+                    info.name,
+                    trash_source_name(info.source),
+                    to_timestamp(info.deletion_time),
+                    to_timestamp(info.deferment_end_time)};
+}
+
+ImageRead read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
+                     bool exact_usage) {
+  // One retry: an ENOENT from an image that is still listed and still has its header
+  // means something inside it (a snapshot) went away while it was being read.
+  for (int attempt = 0;; ++attempt) {
+    try {
+      Reader reader(rbd, io, pool, ref, exact_usage);
+      ImageRead result;
+      result.image = reader.read();
+      return result;
+    } catch (const ImageError& error) {
+      const std::string message = error.what + ": " + errno_text(-error.r);
+      if (error.r != -ENOENT) {
+        return Classifier::failed(message);
+      }
+      Classifier classifier(rbd, io, pool, ref);
+      if (auto classified = classifier.missing(error.what)) {
+        return std::move(*classified);
+      }
+      if (attempt > 0) {
+        return Classifier::failed(message);
+      }
+    }
+  }
+}
+
+}  // namespace rbdsync::ceph

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+
+#include <rados/librados.hpp>
+#include <rbd/librbd.hpp>
+
+#include "inventory/inventory.hpp"
+#include "sync/source.hpp"
+
+namespace rbdsync::ceph {
+
+/// Reads one listed image through librbd, read-only. `io` is the image's pool, already
+/// set to the image's namespace. A failure confined to the image becomes the `gone` or
+/// `failed` outcome; an errno that means the cluster is in trouble (is_cluster_errno)
+/// throws Error. `exact_usage` computes usage even where no valid fast-diff map makes it
+/// cheap (what `rbd du` does then: slow, object by object).
+/// The inventory's view of a trash entry of `pool` in namespace `pool_namespace`.
+inventory::TrashEntry trash_entry(const inventory::Pool& pool, const std::string& pool_namespace,
+                                  const librbd::trash_image_info_t& info);
+
+sync::ImageRead read_image(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
+                           const inventory::ImageRef& ref, bool exact_usage);
+
+}  // namespace rbdsync::ceph

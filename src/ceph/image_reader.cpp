@@ -16,6 +16,7 @@
 #include <rbd/librbd.h>
 
 #include "ceph/ceph_error.hpp"
+#include "ceph/migration_spec.hpp"
 #include "common/error.hpp"
 
 namespace rbdsync::ceph {
@@ -83,26 +84,6 @@ std::string snap_namespace_name(rbd_snap_namespace_type_t type) {
       return "mirror";
   }
   return "unknown-" + std::to_string(static_cast<int>(type));
-}
-
-// The words `rbd migration status` prints.
-std::string migration_state_name(rbd_image_migration_state_t state) {
-  switch (state) {
-    case RBD_IMAGE_MIGRATION_STATE_ERROR:
-      return "error";
-    case RBD_IMAGE_MIGRATION_STATE_PREPARING:
-      return "preparing";
-    case RBD_IMAGE_MIGRATION_STATE_PREPARED:
-      return "prepared";
-    case RBD_IMAGE_MIGRATION_STATE_EXECUTING:
-      return "executing";
-    case RBD_IMAGE_MIGRATION_STATE_EXECUTED:
-      return "executed";
-    case RBD_IMAGE_MIGRATION_STATE_ABORTING:
-      return "aborting";
-    default:
-      return "unknown";
-  }
 }
 
 std::string mirror_state_name(rbd_mirror_image_state_t state) {
@@ -285,22 +266,8 @@ class Reader {
 
     // Pacific marks both ends of a live migration with the internal "migrating" feature
     // (there is no migration op feature in this release).
-    if ((out.features & RBD_FEATURE_MIGRATING) != 0) {
-      librbd::image_migration_status_t status{};
-      need(m_rbd.migration_status(m_io, out.name.c_str(), &status, sizeof status),
-           "cannot read the migration status");
-      inventory::Migration migration;
-      migration.state = migration_state_name(status.state);
-      migration.state_description = std::move(status.state_description);
-      migration.source_pool_id = status.source_pool_id;
-      migration.source_namespace = std::move(status.source_pool_namespace);
-      migration.source_image_name = std::move(status.source_image_name);
-      migration.source_image_id = std::move(status.source_image_id);
-      migration.destination_pool_id = status.dest_pool_id;
-      migration.destination_namespace = std::move(status.dest_pool_namespace);
-      migration.destination_image_name = std::move(status.dest_image_name);
-      migration.destination_image_id = std::move(status.dest_image_id);
-      out.migration = std::move(migration);
+    if ((out.features & RBD_FEATURE_MIGRATING) != 0 && !m_ref.image_id.empty()) {
+      read_migration(out);
     }
 
     if (m_pool.mirror_mode != "disabled" && !m_pool.mirror_mode.empty()) {
@@ -312,6 +279,21 @@ class Reader {
         out.mirroring = inventory::Mirroring{mirror_mode_name(mode), mirror_state_name(info.state),
                                              std::move(info.global_id), info.primary};
       }
+    }
+  }
+
+  void read_migration(Image& out) {
+    std::map<std::string, librados::bufferlist> values;
+    need(m_io.omap_get_vals_by_keys("rbd_header." + m_ref.image_id, {"migration"}, &values),
+         "cannot read the migration state");
+    const auto found = values.find("migration");
+    if (found == values.end()) {
+      return;  // finished or aborted since the header was read
+    }
+    const MigrationSelf self{m_pool.id, m_ref.pool_namespace, out.name, m_ref.image_id};
+    out.migration = decode_migration_spec(found->second.to_str(), self);
+    if (!out.migration) {
+      throw ImageError{-EBADMSG, "cannot decode the migration state"};
     }
   }
 

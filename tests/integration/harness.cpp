@@ -6,9 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <stdexcept>
 #include <thread>
 
@@ -143,6 +145,129 @@ void run_script(const std::string& name, const std::vector<std::string>& args) {
   }
 }
 
+nlohmann::json rbd_json(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"rbd", "--conf", required_env("RBDSYNC_TEST_CEPH_CONF"), "--id",
+                                required_env("RBDSYNC_TEST_CEPH_ADMIN_ID")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--format", "json"});
+  const RunResult result = run_program(argv, 60, {}, {"TZ=UTC"});
+  std::string command;
+  for (const auto& arg : argv) {
+    command += " " + arg;
+  }
+  if (result.exit_code != 0) {
+    throw std::runtime_error("rbd" + command + ": exit " + std::to_string(result.exit_code) + ": " +
+                             result.err);
+  }
+  try {
+    return nlohmann::json::parse(result.out);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error("rbd" + command + " printed no JSON: " + result.out);
+  }
+}
+
+std::string rados(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"rados", "--conf", required_env("RBDSYNC_TEST_CEPH_CONF"), "--id",
+                                required_env("RBDSYNC_TEST_CEPH_ADMIN_ID")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const RunResult result = run_program(argv, 60);
+  if (result.exit_code != 0) {
+    throw std::runtime_error("rados failed (exit " + std::to_string(result.exit_code) +
+                             "): " + result.err);
+  }
+  return result.out;
+}
+
+std::int64_t parse_ctime(const std::string& text) {
+  std::tm time{};
+  const char* end = ::strptime(text.c_str(), "%a %b %d %H:%M:%S %Y", &time);
+  if (end == nullptr || *end != '\0') {
+    throw std::runtime_error("not a ctime-style time: '" + text + "'");
+  }
+  return static_cast<std::int64_t>(::timegm(&time));
+}
+
+ImageHolder::ImageHolder(const std::string& pool, const std::string& ns, const std::string& image) {
+  // Opens the image read-write and writes a block, so it shows as a watcher and holds
+  // the exclusive lock; says "ready", then keeps it open until stdin closes.
+  static const char* const k_script = R"(
+import sys, rados, rbd
+conf, user, pool, ns, name = sys.argv[1:6]
+cluster = rados.Rados(conffile=conf, rados_id=user)
+cluster.connect()
+io = cluster.open_ioctx(pool)
+io.set_namespace(ns)
+image = rbd.Image(io, name)
+image.write(b'w' * 4096, 0)
+print('ready', flush=True)
+sys.stdin.read()
+image.close()
+io.close()
+cluster.shutdown()
+)";
+  int in_pipe[2];
+  int out_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe2 failed");
+  }
+  Fd in_read(in_pipe[0]);
+  Fd in_write(in_pipe[1]);
+  Fd out_read(out_pipe[0]);
+  Fd out_write(out_pipe[1]);
+  const std::string conf = required_env("RBDSYNC_TEST_CEPH_CONF");
+  const std::string user = required_env("RBDSYNC_TEST_CEPH_ADMIN_ID");
+  // Debian's interpreter: the python3-rbd package is installed for it only.
+  std::vector<std::string> argv{"/usr/bin/python3", "-c", k_script, conf, user, pool, ns, image};
+  std::vector<char*> args;
+  for (auto& arg : argv) {
+    args.push_back(arg.data());
+  }
+  args.push_back(nullptr);
+  m_pid = ::fork();
+  if (m_pid < 0) {
+    throw std::runtime_error("fork failed");
+  }
+  if (m_pid == 0) {
+    ::dup2(in_read.get(), STDIN_FILENO);
+    ::dup2(out_write.get(), STDOUT_FILENO);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  in_read.reset();
+  out_write.reset();
+  m_stdin = in_write.release();
+  std::string said;
+  pollfd fd{out_read.get(), POLLIN, 0};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (said.find("ready\n") == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    char buffer[256];
+    ssize_t n = 0;
+    if (left.count() <= 0 || ::poll(&fd, 1, static_cast<int>(left.count())) <= 0 ||
+        (n = ::read(fd.fd, buffer, sizeof buffer)) <= 0) {
+      ::kill(m_pid, SIGKILL);
+      ::waitpid(m_pid, nullptr, 0);
+      ::close(m_stdin);
+      throw std::runtime_error("the python3-rbd process never opened " + pool + "/" + image +
+                               " (is python3-rbd installed for /usr/bin/python3?)");
+    }
+    said.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+ImageHolder::~ImageHolder() {
+  ::close(m_stdin);  // EOF: it closes the image and exits
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (::waitpid(m_pid, nullptr, WNOHANG) == m_pid) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(m_pid, SIGKILL);
+  ::waitpid(m_pid, nullptr, 0);
+}
+
 BackgroundRun::BackgroundRun(const std::vector<std::string>& args,
                              const std::vector<std::string>& env) {
   auto started = std::make_shared<std::promise<pid_t>>();
@@ -237,6 +362,28 @@ std::string CephAdmin::create_image(const std::string& pool, const std::string& 
   return id;
 }
 
+std::string CephAdmin::create_striped_image(const std::string& pool, const std::string& name,
+                                            std::uint64_t size, int order,
+                                            std::uint64_t stripe_unit, std::uint64_t stripe_count) {
+  librados::IoCtx pool_io = io(pool);
+  librbd::RBD api;
+  constexpr std::uint64_t k_layering_and_striping = RBD_FEATURE_LAYERING | RBD_FEATURE_STRIPINGV2;
+  check(api.create3(pool_io, name.c_str(), size, k_layering_and_striping, &order, stripe_unit,
+                    stripe_count),
+        "creating image " + name);
+  return image_id(pool, name);
+}
+
+void CephAdmin::set_image_config(const std::string& pool, const std::string& image_name,
+                                 const std::string& option, const std::string& value) {
+  librados::IoCtx pool_io = io(pool);
+  librbd::RBD api;
+  librbd::Image image;
+  check(api.open(pool_io, image, image_name.c_str()), "opening image " + image_name);
+  // What `rbd config image set` stores: image metadata with the "conf_" prefix.
+  check(image.metadata_set("conf_" + option, value), "setting " + option + " on " + image_name);
+}
+
 void CephAdmin::create_images(const std::string& pool, const std::string& prefix, int count,
                               std::uint64_t size) {
   librados::IoCtx pool_io = io(pool);
@@ -262,14 +409,16 @@ void CephAdmin::create_images(const std::string& pool, const std::string& prefix
   }
 }
 
-void CephAdmin::remove_image(const std::string& pool, const std::string& name) {
-  librados::IoCtx pool_io = io(pool);
+void CephAdmin::remove_image(const std::string& pool, const std::string& name,
+                             const std::string& ns) {
+  librados::IoCtx pool_io = io(pool, ns);
   librbd::RBD api;
   check(api.remove(pool_io, name.c_str()), "removing image " + name);
 }
 
-void CephAdmin::resize_image(const std::string& pool, const std::string& name, std::uint64_t size) {
-  librados::IoCtx pool_io = io(pool);
+void CephAdmin::resize_image(const std::string& pool, const std::string& name, std::uint64_t size,
+                             const std::string& ns) {
+  librados::IoCtx pool_io = io(pool, ns);
   librbd::RBD api;
   librbd::Image image;
   check(api.open(pool_io, image, name.c_str()), "opening image " + name);
@@ -277,8 +426,8 @@ void CephAdmin::resize_image(const std::string& pool, const std::string& name, s
 }
 
 void CephAdmin::snapshot(const std::string& pool, const std::string& image_name,
-                         const std::string& snap, bool protect) {
-  librados::IoCtx pool_io = io(pool);
+                         const std::string& snap, bool protect, const std::string& ns) {
+  librados::IoCtx pool_io = io(pool, ns);
   librbd::RBD api;
   librbd::Image image;
   check(api.open(pool_io, image, image_name.c_str()), "opening image " + image_name);
@@ -300,6 +449,110 @@ std::string CephAdmin::clone(const std::string& pool, const std::string& image,
   std::string id;
   check(cloned.get_id(&id), "reading the id of the clone");
   return id;
+}
+
+void CephAdmin::remove_snapshot(const std::string& pool, const std::string& image_name,
+                                const std::string& snap, const std::string& ns) {
+  librados::IoCtx pool_io = io(pool, ns);
+  librbd::RBD api;
+  librbd::Image image;
+  check(api.open(pool_io, image, image_name.c_str()), "opening image " + image_name);
+  bool is_protected = false;
+  check(image.snap_is_protected(snap.c_str(), &is_protected), "reading snapshot " + snap);
+  if (is_protected) {
+    check(image.snap_unprotect(snap.c_str()), "unprotecting snapshot " + snap);
+  }
+  check(image.snap_remove(snap.c_str()), "removing snapshot " + snap);
+}
+
+std::string CephAdmin::clone_v2(const std::string& pool, const std::string& ns,
+                                const std::string& image, const std::string& snap,
+                                const std::string& child_pool, const std::string& child_ns,
+                                const std::string& clone_name) {
+  librados::IoCtx parent_io = io(pool, ns);
+  librados::IoCtx child_io = io(child_pool, child_ns);
+  librbd::RBD api;
+  librbd::ImageOptions options;
+  check(options.set(RBD_IMAGE_OPTION_CLONE_FORMAT, static_cast<std::uint64_t>(2)),
+        "setting the clone format");
+  check(options.set(RBD_IMAGE_OPTION_FEATURES, static_cast<std::uint64_t>(0x3d)),
+        "setting the clone's features");
+  check(api.clone3(parent_io, image.c_str(), snap.c_str(), child_io, clone_name.c_str(), options),
+        "cloning " + image + "@" + snap + " to " + clone_name);
+  return image_id(child_pool, clone_name, child_ns);
+}
+
+std::string CephAdmin::image_id(const std::string& pool, const std::string& name,
+                                const std::string& ns) {
+  librados::IoCtx pool_io = io(pool, ns);
+  librbd::RBD api;
+  librbd::Image image;
+  check(api.open_read_only(pool_io, image, name.c_str(), nullptr), "opening image " + name);
+  std::string id;
+  check(image.get_id(&id), "reading the id of " + name);
+  return id;
+}
+
+void CephAdmin::write(const std::string& pool, const std::string& image_name, std::uint64_t offset,
+                      std::uint64_t length, const std::string& ns) {
+  librados::IoCtx pool_io = io(pool, ns);
+  librbd::RBD api;
+  librbd::Image image;
+  check(api.open(pool_io, image, image_name.c_str()), "opening image " + image_name);
+  std::string pattern(length, '\0');
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    pattern[i] = static_cast<char>('a' + i % 26);
+  }
+  ceph::bufferlist data;
+  data.append(pattern);
+  const ssize_t written = image.write(offset, length, data);
+  check(written < 0 ? static_cast<int>(written) : 0, "writing to image " + image_name);
+}
+
+void CephAdmin::rename_image(const std::string& pool, const std::string& from,
+                             const std::string& to) {
+  librados::IoCtx pool_io = io(pool);
+  librbd::RBD api;
+  check(api.rename(pool_io, from.c_str(), to.c_str()), "renaming image " + from);
+}
+
+std::string CephAdmin::trash_move(const std::string& pool, const std::string& image,
+                                  const std::string& ns) {
+  const std::string id = image_id(pool, image, ns);
+  librados::IoCtx pool_io = io(pool, ns);
+  librbd::RBD api;
+  check(api.trash_move(pool_io, image.c_str(), 0), "moving image " + image + " to the trash");
+  return id;
+}
+
+void CephAdmin::trash_restore(const std::string& pool, const std::string& id,
+                              const std::string& name) {
+  librados::IoCtx pool_io = io(pool);
+  librbd::RBD api;
+  check(api.trash_restore(pool_io, id.c_str(), name.c_str()), "restoring image " + id);
+}
+
+void CephAdmin::rename_pool(const std::string& from, const std::string& to) {
+  mon_command(
+      nlohmann::json{{"prefix", "osd pool rename"}, {"srcpool", from}, {"destpool", to}}.dump());
+  std::replace(m_pools.begin(), m_pools.end(), from, to);
+  // librados checks a new pool's name against its own OSD map first.
+  check(m_rados.wait_for_latest_osdmap(), "waiting for the OSD map");
+}
+
+std::string CephAdmin::mon_command(const std::string& command) {
+  ceph::bufferlist in;
+  ceph::bufferlist out;
+  std::string status;
+  const int r = m_rados.mon_command(command, in, &out, &status);
+  check(r, "mon command " + command + " (" + status + ")");
+  return out.to_str();
+}
+
+bool CephAdmin::has_mgr() {
+  const auto stat =
+      nlohmann::json::parse(mon_command(R"({"prefix": "mgr stat", "format": "json"})"));
+  return stat.value("available", false);
 }
 
 // ---------------------------------------------------------------------------- PostgreSQL
@@ -354,7 +607,8 @@ std::vector<std::string> TestDatabase::rows(const std::string& sql) const {
 
 std::string TestDatabase::checksum() const {
   std::string all;
-  for (const char* table : {"rbdsync.clusters", "rbdsync.pools", "rbdsync.images"}) {
+  for (const char* table : {"rbdsync.clusters", "rbdsync.pools", "rbdsync.namespaces",
+                            "rbdsync.images", "rbdsync.snapshots", "rbdsync.trash"}) {
     const auto table_rows = rows(std::string("SELECT md5(coalesce(string_agg(t::text, ',' "
                                              "ORDER BY t::text), '')) FROM ") +
                                  table + " t");
@@ -362,6 +616,58 @@ std::string TestDatabase::checksum() const {
     all += ';';
   }
   return all;
+}
+
+std::vector<nlohmann::json> TestDatabase::json_rows(const std::string& sql) const {
+  auto connection = connect();
+  pqxx::nontransaction work(*connection);
+  std::vector<nlohmann::json> result;
+  for (const auto& row : work.exec("SELECT to_jsonb(t)::text FROM (" + sql + ") AS t")) {
+    result.push_back(nlohmann::json::parse(row[0].c_str()));
+  }
+  return result;
+}
+
+std::vector<std::string> TestDatabase::settled_write_counts() const {
+  const std::string sql =
+      "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables "
+      "WHERE schemaname = 'rbdsync' AND relname IN "
+      "('clusters', 'pools', 'namespaces', 'images', 'snapshots', 'trash')";
+  auto connection = connect();
+  const auto read = [&] {
+    pqxx::nontransaction work(*connection);
+    // A fresh look each time, not the snapshot this session took first.
+    work.exec("SELECT pg_stat_clear_snapshot()");
+    std::vector<std::string> counts;
+    for (const auto& row : work.exec(sql)) {
+      counts.push_back(std::string(row[0].c_str()) + "|" + row[1].c_str() + "|" + row[2].c_str() +
+                       "|" + row[3].c_str());
+    }
+    std::sort(counts.begin(), counts.end());
+    const bool rbd_sync_connected =
+        work.exec1(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name = 'rbd-sync'")[0]
+            .as<int>() > 0;
+    return std::make_pair(counts, rbd_sync_connected);
+  };
+  // A backend leaves pg_stat_activity before it flushes its counters at exit, so only
+  // figures that stayed the same for a while are final.
+  constexpr auto k_quiet = std::chrono::milliseconds(1500);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto last = read();
+  auto last_change = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto now = read();
+    if (now != last) {
+      last = std::move(now);
+      last_change = std::chrono::steady_clock::now();
+    } else if (!now.second && std::chrono::steady_clock::now() - last_change >= k_quiet) {
+      return now.first;
+    }
+  }
+  throw std::runtime_error("the table statistics never settled");
 }
 
 // ---------------------------------------------------------------------------- fixture
@@ -398,6 +704,20 @@ std::string IntegrationTest::migrate_and_create_pool(const std::string& prefix) 
 
 RunResult IntegrationTest::sync(const std::vector<std::string>& extra) const {
   return run_rbd_sync(run_args(extra));
+}
+
+std::pair<int, nlohmann::json> IntegrationTest::sync_json(
+    const std::vector<std::string>& extra) const {
+  std::vector<std::string> args = extra;
+  args.emplace_back("--json");
+  const RunResult result = sync(args);
+  try {
+    return {result.exit_code, nlohmann::json::parse(result.out)};
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error("rbd-sync run --json (exit " + std::to_string(result.exit_code) +
+                             ") printed no JSON object: '" + result.out +
+                             "'; stderr: " + result.err);
+  }
 }
 
 nlohmann::json IntegrationTest::lock_status(const std::string& lock) const {

@@ -11,6 +11,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -52,6 +53,31 @@ RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds 
 /// Runs one of the project's scripts (scripts/NAME) and fails the test if it fails.
 void run_script(const std::string& name, const std::vector<std::string>& args);
 
+/// Runs `rbd ARGS --format json` as the admin client (times in UTC, as Ceph prints
+/// ctime-style strings in local time) and parses its output; throws when it fails.
+nlohmann::json rbd_json(const std::vector<std::string>& args);
+
+/// Runs `rados ARGS` as the admin client; throws when it fails.
+std::string rados(const std::vector<std::string>& args);
+
+/// Seconds since the epoch of a ctime-style time as `rbd` prints it in UTC
+/// ("Thu Dec  3 07:42:29 2026").
+std::int64_t parse_ctime(const std::string& text);
+
+/// Keeps an image open, as a VM would, in a child process (Debian's python3-rbd) that
+/// also writes to it (so it holds the exclusive lock). Closes it on destruction.
+class ImageHolder {
+ public:
+  ImageHolder(const std::string& pool, const std::string& ns, const std::string& image);
+  ~ImageHolder();
+  ImageHolder(const ImageHolder&) = delete;
+  ImageHolder& operator=(const ImageHolder&) = delete;
+
+ private:
+  pid_t m_pid = 0;
+  int m_stdin = -1;
+};
+
 /// rbd-sync running in the background, e.g. a long sync other runs collide with.
 class BackgroundRun {
  public:
@@ -86,16 +112,48 @@ class CephAdmin {
   std::string create_image(const std::string& pool, const std::string& name, std::uint64_t size,
                            std::uint64_t features = 0x3d, int order = 22,
                            const std::string& ns = "");
+  /// Creates an image with fancy striping (features layering + striping); returns its id.
+  std::string create_striped_image(const std::string& pool, const std::string& name,
+                                   std::uint64_t size, int order, std::uint64_t stripe_unit,
+                                   std::uint64_t stripe_count);
+  /// `rbd config image set`: an option set on the image itself.
+  void set_image_config(const std::string& pool, const std::string& image,
+                        const std::string& option, const std::string& value);
   /// Creates `count` images "<prefix>-<n>" quickly, several in flight.
   void create_images(const std::string& pool, const std::string& prefix, int count,
                      std::uint64_t size);
-  void remove_image(const std::string& pool, const std::string& name);
-  void resize_image(const std::string& pool, const std::string& name, std::uint64_t size);
+  void remove_image(const std::string& pool, const std::string& name, const std::string& ns = "");
+  void resize_image(const std::string& pool, const std::string& name, std::uint64_t size,
+                    const std::string& ns = "");
   void snapshot(const std::string& pool, const std::string& image, const std::string& snap,
-                bool protect);
+                bool protect, const std::string& ns = "");
+  void remove_snapshot(const std::string& pool, const std::string& image, const std::string& snap,
+                       const std::string& ns = "");
   /// Clones pool/image@snap to pool/clone; returns the clone's id.
   std::string clone(const std::string& pool, const std::string& image, const std::string& snap,
                     const std::string& clone_name);
+  /// Clones pool/ns/image@snap to child_pool/child_ns/clone_name in clone format 2 (no
+  /// protection needed, may cross namespaces); returns the clone's id.
+  std::string clone_v2(const std::string& pool, const std::string& ns, const std::string& image,
+                       const std::string& snap, const std::string& child_pool,
+                       const std::string& child_ns, const std::string& clone_name);
+  /// The id of an image, found by name.
+  std::string image_id(const std::string& pool, const std::string& name,
+                       const std::string& ns = "");
+  /// Writes `length` bytes of a pattern at `offset`.
+  void write(const std::string& pool, const std::string& image, std::uint64_t offset,
+             std::uint64_t length, const std::string& ns = "");
+  void rename_image(const std::string& pool, const std::string& from, const std::string& to);
+  /// `rbd trash mv` with no deferment; returns the image id.
+  std::string trash_move(const std::string& pool, const std::string& image,
+                         const std::string& ns = "");
+  void trash_restore(const std::string& pool, const std::string& id, const std::string& name);
+  /// `ceph osd pool rename`; the pool is still deleted on destruction.
+  void rename_pool(const std::string& from, const std::string& to);
+  /// Runs a mon command (JSON) and returns its output; throws when it fails.
+  std::string mon_command(const std::string& command);
+  /// Whether the cluster has an active mgr (pool usage figures come from it).
+  bool has_mgr();
 
  private:
   librados::Rados m_rados;
@@ -117,6 +175,13 @@ class TestDatabase {
   /// md5 of every inventory table's sorted contents: equal before and after means
   /// nothing changed.
   std::string checksum() const;
+  /// Every row of `sql` as a JSON object (column name -> value, jsonb columns nested).
+  std::vector<nlohmann::json> json_rows(const std::string& sql) const;
+  /// n_tup_ins/upd/del of every inventory table ("table|ins|upd|del", sorted), once the
+  /// statistics have settled: PostgreSQL flushes a backend's counters asynchronously
+  /// (when it goes idle or exits), so this waits until no rbd-sync session is left on
+  /// the database and the figures have stopped moving.
+  std::vector<std::string> settled_write_counts() const;
 
  private:
   std::string m_name;
@@ -133,6 +198,9 @@ class IntegrationTest : public ::testing::Test {
   /// returns its name. Throws when either fails.
   std::string migrate_and_create_pool(const std::string& prefix);
   RunResult sync(const std::vector<std::string>& extra = {}) const;
+  /// sync(extra + --json): the exit code and the parsed JSON object. Fails the test
+  /// (throws) when stdout is not one JSON object.
+  std::pair<int, nlohmann::json> sync_json(const std::vector<std::string>& extra = {}) const;
   /// `rbd-sync status --json` for `lock`.
   nlohmann::json lock_status(const std::string& lock) const;
   /// Waits until the sync holding `lock` reports `phase` with at least `min_done`

@@ -1,0 +1,865 @@
+// The whole RBD inventory (issue #6), end to end: the real binary syncs the real
+// throwaway cluster into the real database, and every stored value is checked against
+// what the rbd CLI reports for the same object (`rbd info`, `du`, `snap ls --all`,
+// `status`, `lock ls`, `config image ls`, `children`, `trash ls -l`, `namespace ls`,
+// all with --format json). Also: an unreadable image keeps its rows, marked stale, in a
+// partial run; a resync changes and counts exactly what changed in Ceph; a resync of
+// an unchanged cluster writes no inventory row; which stored rows a sync speaks for.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string_view>
+#include <thread>
+
+#include "common/fd.hpp"
+#include "integration/harness.hpp"
+#include "lock/holder_record.hpp"
+
+namespace rbdsync::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint64_t k_mib = 1ULL << 20;
+constexpr int k_exit_partial = 3;
+constexpr std::uint64_t k_all_features = 0x3d;  // rbd create's default: up to deep-flatten
+constexpr std::uint64_t k_layering_only = 1;
+// An image's name is part of the object name "rbd_id.<name>", and the OSD refuses
+// object names longer than osd_max_object_name_len (2048) bytes.
+constexpr std::size_t k_longest_image_name = 2048 - std::string_view("rbd_id.").size();
+
+/// A place images live: a pool and a namespace in it ("" is the default one).
+struct Location {
+  std::string pool;
+  std::string ns;
+};
+
+std::vector<std::string> with_location(std::vector<std::string> args, const Location& at) {
+  args.insert(args.end(), {"--pool", at.pool, "--namespace", at.ns});
+  return args;
+}
+
+std::vector<std::string> with_image(std::vector<std::string> args, const Location& at,
+                                    const std::string& image) {
+  args = with_location(std::move(args), at);
+  args.insert(args.end(), {"--image", image});
+  return args;
+}
+
+/// A SQL string literal (standard_conforming_strings is on).
+std::string literal(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) {
+    quoted += c;
+    if (c == '\'') {
+      quoted += '\'';
+    }
+  }
+  return quoted + "'";
+}
+
+/// A short, printable name for messages (one image name is 2041 bytes long).
+std::string shown(const std::string& name) {
+  return name.size() > 40 ? name.substr(0, 20) + "...(" + std::to_string(name.size()) + " bytes)"
+                          : name;
+}
+
+/// A JSON array in a fixed order, for comparing lists whose order carries no meaning.
+json sorted(json list) {
+  std::sort(list.begin(), list.end(),
+            [](const json& a, const json& b) { return a.dump() < b.dump(); });
+  return list;
+}
+
+json kind_counts(std::size_t added, std::size_t changed, std::size_t removed,
+                 std::size_t unchanged) {
+  return json{
+      {"added", added}, {"changed", changed}, {"removed", removed}, {"unchanged", unchanged}};
+}
+
+/// The counts of one kind without "unchanged", for runs where what an unread (stale)
+/// image counts as is no business of the test.
+json changes(const json& out, const std::string& kind) {
+  json counts = out.at("counts").at(kind);
+  counts.erase("unchanged");
+  return counts;
+}
+
+json changes(std::size_t added, std::size_t changed, std::size_t removed) {
+  return json{{"added", added}, {"changed", changed}, {"removed", removed}};
+}
+
+std::vector<std::string> sorted_rows(std::vector<std::string> rows) {
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+/// The seconds since the epoch of a timestamptz column, in SQL.
+std::string epoch(const std::string& column) {
+  return "floor(extract(epoch FROM " + column + "))::bigint";
+}
+
+bool has(const json& list, const std::string& element) {
+  return std::find(list.begin(), list.end(), element) != list.end();
+}
+
+/// The time of a trash entry's `status` ("expired at <time>" / "protected until <time>").
+std::int64_t deferment_end(const std::string& status) {
+  for (const std::string prefix : {"expired at ", "protected until "}) {
+    if (status.rfind(prefix, 0) == 0) {
+      return parse_ctime(status.substr(prefix.size()));
+    }
+  }
+  throw std::runtime_error("unexpected trash status '" + status + "'");
+}
+
+class InventoryTest : public IntegrationTest {
+ protected:
+  void SetUp() override {
+    pool = migrate_and_create_pool("inv");
+    pool_id = ceph.pool_id(pool);
+    fsid = ceph.fsid();
+  }
+
+  /// Every image row of `at`, with the timestamps also as whole seconds.
+  std::vector<json> image_rows(const Location& at) {
+    return db.json_rows("SELECT i.*, " + epoch("i.create_timestamp") + " AS create_s, " +
+                        epoch("i.modify_timestamp") + " AS modify_s, " +
+                        epoch("i.access_timestamp") + " AS access_s FROM rbdsync.images i " +
+                        "WHERE fsid = " + literal(fsid) +
+                        " AND pool_id = " + std::to_string(ceph.pool_id(at.pool)) +
+                        " AND namespace = " + literal(at.ns) + " ORDER BY image_id");
+  }
+
+  std::vector<json> snapshot_rows(const Location& at, const std::string& image_id) {
+    return db.json_rows("SELECT s.*, " + epoch("s.\"timestamp\"") +
+                        " AS timestamp_s FROM rbdsync.snapshots s WHERE fsid = " + literal(fsid) +
+                        " AND pool_id = " + std::to_string(ceph.pool_id(at.pool)) +
+                        " AND namespace = " + literal(at.ns) +
+                        " AND image_id = " + literal(image_id) + " ORDER BY snap_id");
+  }
+
+  /// Checks every stored column of one image and its snapshots against the CLI.
+  void expect_image_as_the_cli_reports(const Location& at, const json& row, const json& du);
+  void expect_trash_as_the_cli_reports(const Location& at);
+
+  std::string pool;
+  std::int64_t pool_id = 0;
+  std::string fsid;
+};
+
+void InventoryTest::expect_image_as_the_cli_reports(const Location& at, const json& row,
+                                                    const json& du) {
+  const std::string name = row.at("name");
+  SCOPED_TRACE("image " + at.pool + "/" + at.ns + "/" + shown(name));
+  const json info = rbd_json(with_image({"info"}, at, name));
+
+  EXPECT_EQ(row.at("image_id"), info.at("id"));
+  EXPECT_EQ(row.at("format"), info.at("format"));
+  EXPECT_EQ(row.at("size_bytes"), info.at("size"));
+  EXPECT_EQ(row.at("object_size"), info.at("object_size"));
+  EXPECT_EQ(row.at("object_order"), info.at("order"));
+  EXPECT_EQ(row.at("object_count"), info.at("objects"));
+  EXPECT_EQ(row.at("snapshot_count"), info.at("snapshot_count"));
+  EXPECT_EQ(row.at("block_name_prefix"), info.at("block_name_prefix"));
+  EXPECT_EQ(row.at("feature_names"), info.at("features"));
+  EXPECT_EQ(row.at("op_feature_names"), info.at("op_features"));
+  EXPECT_EQ(row.at("flag_names"), info.at("flags"));
+  EXPECT_EQ(row.at("create_s"), parse_ctime(info.at("create_timestamp")));
+  EXPECT_EQ(row.at("modify_s"), parse_ctime(info.at("modify_timestamp")));
+  EXPECT_EQ(row.at("access_s"), parse_ctime(info.at("access_timestamp")));
+  if (info.contains("stripe_unit")) {
+    EXPECT_EQ(row.at("stripe_unit"), info.at("stripe_unit"));
+    EXPECT_EQ(row.at("stripe_count"), info.at("stripe_count"));
+  }
+  if (info.contains("data_pool")) {
+    EXPECT_EQ(row.at("data_pool_id"), ceph.pool_id(info.at("data_pool")));
+  } else {
+    EXPECT_TRUE(row.at("data_pool_id").is_null());
+  }
+  // Nothing here is mirrored, grouped or migrating.
+  for (const char* column : {"group_name", "group_pool_id", "migration_state", "migration",
+                             "mirror_mode", "mirror_state", "mirror_global_id", "mirror_primary"}) {
+    EXPECT_TRUE(row.at(column).is_null()) << column << ": " << row.at(column);
+  }
+  EXPECT_TRUE(row.at("stale_error").is_null());
+  EXPECT_TRUE(row.at("stale_since").is_null());
+
+  if (info.contains("parent")) {
+    const json& parent = info.at("parent");
+    const Location parent_at{parent.at("pool"), parent.at("pool_namespace")};
+    EXPECT_EQ(row.at("parent_pool_id"), ceph.pool_id(parent_at.pool));
+    EXPECT_EQ(row.at("parent_pool_name"), parent.at("pool"));
+    EXPECT_EQ(row.at("parent_namespace"), parent.at("pool_namespace"));
+    EXPECT_EQ(row.at("parent_image_id"), parent.at("id"));
+    EXPECT_EQ(row.at("parent_image_name"), parent.at("image"));
+    EXPECT_EQ(row.at("parent_snap_name"), parent.at("snapshot"));
+    EXPECT_EQ(row.at("parent_in_trash"), parent.at("trash"));
+    EXPECT_EQ(row.at("parent_overlap_bytes"), parent.at("overlap"));
+    json parent_snap_id;
+    for (const json& snap :
+         rbd_json(with_image({"snap", "ls", "--all"}, parent_at, parent.at("image")))) {
+      if (snap.at("name") == parent.at("snapshot")) {
+        parent_snap_id = snap.at("id");
+      }
+    }
+    EXPECT_EQ(row.at("parent_snap_id"), parent_snap_id);
+  } else {
+    for (const char* column : {"parent_pool_id", "parent_pool_name", "parent_namespace",
+                               "parent_image_id", "parent_image_name", "parent_snap_id",
+                               "parent_snap_name", "parent_in_trash", "parent_overlap_bytes"}) {
+      EXPECT_TRUE(row.at(column).is_null()) << column << ": " << row.at(column);
+    }
+  }
+
+  const json status = rbd_json(with_image({"status"}, at, name));
+  EXPECT_EQ(sorted(row.at("watchers")), sorted(status.at("watchers")));
+  const json lockers = rbd_json(with_image({"lock", "ls"}, at, name));
+  EXPECT_EQ(sorted(row.at("lockers")), sorted(lockers));
+  if (lockers.empty()) {
+    EXPECT_TRUE(row.at("lock_type").is_null()) << row.at("lock_type");
+  } else {
+    // The exclusive-lock feature's own lock.
+    EXPECT_EQ(row.at("lock_type"), "exclusive");
+  }
+  json overrides = json::object();
+  for (const json& option : rbd_json(with_image({"config", "image", "ls"}, at, name))) {
+    if (option.at("source") == "image") {
+      overrides[option.at("name").get<std::string>()] = option.at("value");
+    }
+  }
+  EXPECT_EQ(row.at("config_overrides"), overrides);
+
+  // Usage: known when fast-diff has a valid map, as `rbd du` then reads it cheaply.
+  const bool fast_diff =
+      has(info.at("features"), "fast-diff") && !has(info.at("flags"), "fast diff invalid");
+  std::map<std::uint64_t, json> du_of_snapshot;
+  json du_of_head;
+  for (const json& entry : du.at("images")) {
+    if (entry.at("id") != info.at("id")) {
+      continue;
+    }
+    if (entry.contains("snapshot_id")) {
+      du_of_snapshot[entry.at("snapshot_id").get<std::uint64_t>()] = entry.at("used_size");
+    } else {
+      du_of_head = entry.at("used_size");
+    }
+  }
+  const auto expect_usage = [&](const json& stored, const json& used, const std::string& what) {
+    if (fast_diff) {
+      EXPECT_EQ(stored.at("used_bytes"), used) << what;
+      EXPECT_TRUE(stored.at("used_unknown_reason").is_null())
+          << what << ": " << stored.at("used_unknown_reason");
+    } else {
+      EXPECT_TRUE(stored.at("used_bytes").is_null()) << what << ": " << stored.at("used_bytes");
+      EXPECT_TRUE(stored.at("used_unknown_reason").is_string() &&
+                  !stored.at("used_unknown_reason").get<std::string>().empty())
+          << what << ": " << stored.at("used_unknown_reason");
+    }
+  };
+  expect_usage(row, du_of_head, "image usage");
+
+  const json snaps = rbd_json(with_image({"snap", "ls", "--all"}, at, name));
+  const auto stored_snaps = snapshot_rows(at, row.at("image_id"));
+  ASSERT_EQ(stored_snaps.size(), snaps.size());
+  for (const json& snap : snaps) {
+    const std::string snap_name = snap.at("name");
+    SCOPED_TRACE("snapshot " + snap_name);
+    const auto found = std::find_if(stored_snaps.begin(), stored_snaps.end(), [&](const json& r) {
+      return r.at("snap_id") == snap.at("id");
+    });
+    ASSERT_NE(found, stored_snaps.end()) << "no row for snapshot id " << snap.at("id");
+    const json& stored = *found;
+    EXPECT_EQ(stored.at("name"), snap.at("name"));
+    EXPECT_EQ(stored.at("size_bytes"), snap.at("size"));
+    EXPECT_EQ(stored.at("protected"), snap.at("protected") == "true");
+    EXPECT_EQ(stored.at("timestamp_s"), parse_ctime(snap.at("timestamp")));
+    EXPECT_EQ(stored.at("namespace_type"), snap.at("namespace").at("type"));
+    const json children =
+        rbd_json(with_image({"children", "--all", "--snap", snap_name}, at, name));
+    EXPECT_EQ(stored.at("children"), children.size());
+    expect_usage(stored, du_of_snapshot[snap.at("id").get<std::uint64_t>()], "snapshot usage");
+  }
+}
+
+void InventoryTest::expect_trash_as_the_cli_reports(const Location& at) {
+  SCOPED_TRACE("trash of " + at.pool + "/" + at.ns);
+  const json listed = rbd_json(with_location({"trash", "ls", "--long"}, at));
+  const auto stored = db.json_rows(
+      "SELECT t.*, " + epoch("deletion_time") + " AS deletion_s, " + epoch("deferment_end_time") +
+      " AS deferment_end_s FROM rbdsync.trash t WHERE fsid = " + literal(fsid) +
+      " AND pool_id = " + std::to_string(ceph.pool_id(at.pool)) +
+      " AND namespace = " + literal(at.ns) + " ORDER BY image_id");
+  ASSERT_EQ(stored.size(), listed.size());
+  for (const json& entry : listed) {
+    const auto row = std::find_if(stored.begin(), stored.end(), [&](const json& r) {
+      return r.at("image_id") == entry.at("id");
+    });
+    ASSERT_NE(row, stored.end()) << entry;
+    EXPECT_EQ(row->at("name"), entry.at("name"));
+    std::string source = entry.at("source");
+    std::transform(source.begin(), source.end(), source.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    EXPECT_EQ(row->at("source"), source);
+    EXPECT_EQ(row->at("deletion_s"), parse_ctime(entry.at("deleted_at")));
+    EXPECT_EQ(row->at("deferment_end_s"), deferment_end(entry.at("status")));
+  }
+}
+
+TEST_F(InventoryTest, EveryKindOfObjectIsStoredWithTheValuesTheRbdCliReports) {
+  const std::string second = unique_name("inv");
+  ceph.create_pool(second);
+  ceph.create_namespace(pool, "tenant");
+
+  // fast-diff, data, a protected snapshot with two clones and a later snapshot.
+  ceph.create_image(pool, "fast", 64 * k_mib);
+  ceph.write(pool, "fast", 0, 4 * k_mib);
+  ceph.snapshot(pool, "fast", "s1", /*protect=*/true);
+  ceph.write(pool, "fast", 8 * k_mib, 4 * k_mib);
+  ceph.snapshot(pool, "fast", "s2", /*protect=*/false);
+  ceph.write(pool, "fast", 16 * k_mib, k_mib);
+  ceph.set_image_config(pool, "fast", "rbd_qos_iops_limit", "100");
+  ceph.clone(pool, "fast", "s1", "child");                           // clone format 1
+  ceph.clone_v2(pool, "", "fast", "s1", second, "", "cross-child");  // format 2, other pool
+  // No fast-diff, 1 MiB objects, fancy striping.
+  ceph.create_striped_image(pool, "plain", 32 * k_mib, 20, 64 * 1024, 4);
+  ceph.write(pool, "plain", 0, 2 * k_mib);
+  // fast-diff whose object map is gone: flagged invalid on the next write.
+  const std::string broken_id = ceph.create_image(pool, "broken-map", 16 * k_mib);
+  rados({"-p", pool, "rm", "rbd_object_map." + broken_id});
+  ceph.write(pool, "broken-map", 0, k_mib);
+  // A namespace, the trash (in both namespaces), a second pool.
+  ceph.create_image(pool, "in-tenant", 8 * k_mib, k_all_features, 22, "tenant");
+  ceph.write(pool, "in-tenant", 0, k_mib, "tenant");
+  ceph.create_image(pool, "binned", 8 * k_mib);
+  ceph.trash_move(pool, "binned");
+  ceph.create_image(pool, "binned-in-tenant", 8 * k_mib, k_all_features, 22, "tenant");
+  ceph.trash_move(pool, "binned-in-tenant", "tenant");
+  ceph.create_image(second, "other", 4 * k_mib, k_layering_only);
+  // Names.
+  const std::string longest(k_longest_image_name, 'n');
+  for (const std::string& name : {std::string("it's \"quoted\""), std::string(" two  spaces "),
+                                  std::string("диск-💾-ünïcødé"), longest}) {
+    ceph.create_image(pool, name, 4 * k_mib);
+  }
+  {
+    // The longest name is the longest: one byte more is refused.
+    librados::IoCtx io = ceph.io(pool);
+    librbd::RBD api;
+    int order = 22;
+    EXPECT_EQ(api.create2(io, (longest + "n").c_str(), 4 * k_mib, k_all_features, &order),
+              -ENAMETOOLONG);
+  }
+  // A client that has an image open (and holds its exclusive lock) for the whole test.
+  ceph.create_image(pool, "watched", 8 * k_mib);
+  const ImageHolder holder(pool, "", "watched");
+
+  const auto [exit_code, out] = sync_json({"--pool", pool, "--pool", second});
+  ASSERT_EQ(exit_code, 0) << out;
+  EXPECT_EQ(out.at("status"), "succeeded");
+  EXPECT_EQ(out.at("exit_code"), 0);
+  EXPECT_EQ(out.at("fsid"), fsid);
+  EXPECT_EQ(out.at("pools"), 2);
+  EXPECT_EQ(out.at("images"), 12);
+  EXPECT_EQ(out.at("skipped"), 0);
+  EXPECT_EQ(out.at("stale"), json::array());
+  EXPECT_EQ(out.at("counts").at("pools"), kind_counts(2, 0, 0, 0));
+  EXPECT_EQ(out.at("counts").at("namespaces"), kind_counts(1, 0, 0, 0));
+  EXPECT_EQ(out.at("counts").at("images"), kind_counts(12, 0, 0, 0));
+  EXPECT_EQ(out.at("counts").at("snapshots"), kind_counts(2, 0, 0, 0));
+  EXPECT_EQ(out.at("counts").at("trash"), kind_counts(2, 0, 0, 0));
+  EXPECT_EQ(out.at("added"), 12);
+
+  EXPECT_EQ(db.rows("SELECT fsid, name FROM rbdsync.clusters"),
+            std::vector<std::string>{fsid + "|ceph"});
+
+  // Pools, against the OSD map and the mirroring mode.
+  const json osd_pools = json::parse(
+      ceph.mon_command(R"({"prefix": "osd pool ls", "detail": "detail", "format": "json"})"));
+  for (const std::string& name : {pool, second}) {
+    SCOPED_TRACE("pool " + name);
+    const auto stored = db.json_rows("SELECT * FROM rbdsync.pools WHERE name = " + literal(name));
+    ASSERT_EQ(stored.size(), 1U);
+    const auto osd_pool = std::find_if(osd_pools.begin(), osd_pools.end(),
+                                       [&](const json& p) { return p.at("pool_name") == name; });
+    ASSERT_NE(osd_pool, osd_pools.end());
+    EXPECT_EQ(stored[0].at("pool_id"), osd_pool->at("pool_id"));
+    EXPECT_EQ(stored[0].at("pool_type"), osd_pool->at("type") == 1 ? "replicated" : "erasure");
+    EXPECT_EQ(stored[0].at("replica_size"), osd_pool->at("size"));
+    EXPECT_EQ(stored[0].at("min_size"), osd_pool->at("min_size"));
+    EXPECT_EQ(stored[0].at("pg_num"), osd_pool->at("pg_num"));
+    EXPECT_EQ(stored[0].at("mirror_mode"),
+              rbd_json({"mirror", "pool", "info", "--pool", name}).at("mode"));
+  }
+
+  // Namespaces.
+  for (const std::string& name : {pool, second}) {
+    json listed = json::array();
+    for (const json& ns : rbd_json({"namespace", "ls", "--pool", name})) {
+      listed.push_back(ns.at("name"));
+    }
+    json stored = json::array();
+    for (const json& row : db.json_rows("SELECT name FROM rbdsync.namespaces WHERE pool_id = " +
+                                        std::to_string(ceph.pool_id(name)) + " ORDER BY name")) {
+      stored.push_back(row.at("name"));
+    }
+    EXPECT_EQ(sorted(stored), sorted(listed)) << "namespaces of " << name;
+  }
+
+  // Images and their snapshots, watchers, locks, usage; the trash.
+  for (const Location& at : {Location{pool, ""}, Location{pool, "tenant"}, Location{second, ""}}) {
+    const auto rows = image_rows(at);
+    json listed = json::array();
+    for (const json& name : rbd_json(with_location({"ls"}, at))) {
+      listed.push_back(name);
+    }
+    json stored = json::array();
+    for (const json& row : rows) {
+      stored.push_back(row.at("name"));
+    }
+    EXPECT_EQ(sorted(stored), sorted(listed)) << "images of " << at.pool << "/" << at.ns;
+    const json du = rbd_json(with_location({"du"}, at));
+    for (const json& row : rows) {
+      expect_image_as_the_cli_reports(at, row, du);
+    }
+    expect_trash_as_the_cli_reports(at);
+  }
+
+  // The fixtures did what they were meant to, so the comparisons above covered it.
+  const auto stored = [&](const std::string& column, const std::string& name) {
+    return db.rows("SELECT " + column + " FROM rbdsync.images WHERE name = " + literal(name));
+  };
+  EXPECT_EQ(stored("flag_names", "broken-map"),
+            std::vector<std::string>{"{\"object map invalid\",\"fast diff invalid\"}"});
+  EXPECT_EQ(stored("jsonb_array_length(watchers)", "watched"), std::vector<std::string>{"1"});
+  EXPECT_EQ(stored("lock_type", "watched"), std::vector<std::string>{"exclusive"});
+  EXPECT_EQ(stored("op_feature_names", "fast"), std::vector<std::string>{"{clone-parent}"});
+  EXPECT_EQ(stored("parent_image_name || '@' || parent_snap_name", "cross-child"),
+            std::vector<std::string>{"fast@s1"});
+  EXPECT_EQ(stored("used_bytes IS NOT NULL", "fast"), std::vector<std::string>{"t"});
+  EXPECT_EQ(stored("stripe_count", "plain"), std::vector<std::string>{"4"});
+  EXPECT_EQ(stored("octet_length(name)", longest), std::vector<std::string>{"2041"});
+  EXPECT_EQ(db.rows("SELECT name, protected, children FROM rbdsync.snapshots"),
+            (std::vector<std::string>{"s1|t|2", "s2|f|0"}));
+}
+
+TEST_F(InventoryTest, UsageWithoutAValidFastDiffMapIsUnknownUnlessExactUsageIsAsked) {
+  ceph.create_image(pool, "fast", 32 * k_mib);
+  ceph.write(pool, "fast", 0, 3 * k_mib);
+  ceph.create_image(pool, "plain", 32 * k_mib, k_layering_only);
+  ceph.write(pool, "plain", 4 * k_mib, 6 * k_mib);
+  ceph.snapshot(pool, "plain", "p1", false);
+  ceph.write(pool, "plain", 20 * k_mib, k_mib);
+  const std::string broken_id = ceph.create_image(pool, "broken-map", 16 * k_mib);
+  rados({"-p", pool, "rm", "rbd_object_map." + broken_id});
+  ceph.write(pool, "broken-map", 0, 2 * k_mib);
+
+  const json du = rbd_json({"du", "--pool", pool});
+  const auto du_used = [&](const std::string& name, const std::string& snapshot) {
+    for (const json& entry : du.at("images")) {
+      if (entry.at("name") == name && entry.value("snapshot", "") == snapshot) {
+        return entry.at("used_size").get<std::int64_t>();
+      }
+    }
+    throw std::runtime_error("rbd du shows no " + name + "@" + snapshot);
+  };
+  // image|snapshot|used bytes|reason given
+  const auto usage = [&] {
+    return db.rows(
+        "SELECT name, '', coalesce(used_bytes::text, 'NULL'), used_unknown_reason IS NOT NULL "
+        "FROM rbdsync.images UNION ALL "
+        "SELECT i.name, s.name, coalesce(s.used_bytes::text, 'NULL'), "
+        "s.used_unknown_reason IS NOT NULL FROM rbdsync.snapshots s JOIN rbdsync.images i "
+        "USING (fsid, pool_id, namespace, image_id)");
+  };
+  const auto text = [](std::int64_t n) { return std::to_string(n); };
+
+  const auto [fast_code, fast_out] = sync_json({"--pool", pool});
+  ASSERT_EQ(fast_code, 0) << fast_out;
+  EXPECT_EQ(usage(), (std::vector<std::string>{
+                         "broken-map||NULL|t",
+                         "fast||" + text(du_used("fast", "")) + "|f",
+                         "plain|p1|NULL|t",
+                         "plain||NULL|t",
+                     }));
+
+  const auto [exact_code, exact_out] = sync_json({"--pool", pool, "--exact-usage"});
+  ASSERT_EQ(exact_code, 0) << exact_out;
+  EXPECT_EQ(usage(), (std::vector<std::string>{
+                         "broken-map||" + text(du_used("broken-map", "")) + "|f",
+                         "fast||" + text(du_used("fast", "")) + "|f",
+                         "plain|p1|" + text(du_used("plain", "p1")) + "|f",
+                         "plain||" + text(du_used("plain", "")) + "|f",
+                     }));
+  EXPECT_EQ(exact_out.at("counts").at("images"), kind_counts(0, 2, 0, 1));
+  EXPECT_EQ(exact_out.at("counts").at("snapshots"), kind_counts(0, 1, 0, 0));
+}
+
+TEST_F(InventoryTest, UnreadableImageKeepsItsRowsMarkedStaleAndTheRunIsPartial) {
+  const std::string victim_id = ceph.create_image(pool, "victim", 16 * k_mib);
+  ceph.write(pool, "victim", 0, k_mib);
+  ceph.snapshot(pool, "victim", "v1", true);
+  ceph.create_image(pool, "healthy", 16 * k_mib);
+  const auto [first_code, first] = sync_json({"--pool", pool});
+  ASSERT_EQ(first_code, 0) << first;
+
+  const std::string victim_sql =
+      "SELECT to_jsonb(i) - 'stale_error' - 'stale_since' FROM rbdsync.images i WHERE image_id = " +
+      literal(victim_id) +
+      " UNION ALL SELECT to_jsonb(s) FROM rbdsync.snapshots s WHERE image_id = " +
+      literal(victim_id);
+  const auto victim_rows = db.rows(victim_sql);
+  ASSERT_EQ(victim_rows.size(), 2U);
+  const std::string header = "rbd_header." + victim_id;
+  rados({"-p", pool, "cp", header, "saved-" + header});  // with its omap
+  rados({"-p", pool, "rm", header});
+  ceph.resize_image(pool, "healthy", 32 * k_mib);  // the other images are still synced
+
+  const auto [code, out] = sync_json({"--pool", pool});
+  EXPECT_EQ(code, k_exit_partial) << out;
+  EXPECT_EQ(out.at("status"), "partial");
+  EXPECT_EQ(out.at("exit_code"), k_exit_partial);
+  ASSERT_EQ(out.at("stale").size(), 1U) << out;
+  const json& stale = out.at("stale")[0];
+  EXPECT_EQ(stale.at("path"), pool + "/victim");
+  EXPECT_EQ(stale.at("image_id"), victim_id);
+  EXPECT_FALSE(stale.at("error").get<std::string>().empty());
+  EXPECT_EQ(out.at("images"), 1);
+  EXPECT_EQ(changes(out, "images"), changes(0, 1, 0));
+  EXPECT_EQ(changes(out, "snapshots"), changes(0, 0, 0));
+
+  EXPECT_EQ(db.rows(victim_sql), victim_rows)
+      << "the unreadable image's rows must be kept as they were";
+  const auto marked = db.json_rows(
+      "SELECT stale_error, stale_since, now() - stale_since < interval '1 minute' AS recent "
+      "FROM rbdsync.images WHERE image_id = " +
+      literal(victim_id));
+  ASSERT_EQ(marked.size(), 1U);
+  EXPECT_EQ(marked[0].at("stale_error"), stale.at("error"));
+  EXPECT_EQ(marked[0].at("recent"), true) << marked[0];
+  EXPECT_EQ(db.rows("SELECT size_bytes FROM rbdsync.images WHERE name = 'healthy'"),
+            std::vector<std::string>{std::to_string(32 * k_mib)});
+  const auto run = db.json_rows(
+      "SELECT status, exit_code, stale, stale_images, counts FROM rbdsync.runs "
+      "WHERE run_id = " +
+      literal(out.at("run_id")));
+  ASSERT_EQ(run.size(), 1U);
+  EXPECT_EQ(run[0].at("status"), "partial");
+  EXPECT_EQ(run[0].at("exit_code"), k_exit_partial);
+  EXPECT_EQ(run[0].at("stale"), 1);
+  EXPECT_EQ(run[0].at("stale_images"), out.at("stale"));
+  EXPECT_EQ(run[0].at("counts"), out.at("counts"));
+
+  // Still unreadable: still stale, since the first time, and nothing else to write.
+  const auto [again_code, again] = sync_json({"--pool", pool});
+  EXPECT_EQ(again_code, k_exit_partial) << again;
+  EXPECT_EQ(changes(again, "images"), changes(0, 0, 0));
+  EXPECT_EQ(changes(again, "snapshots"), changes(0, 0, 0));
+  const auto marked_again = db.json_rows(
+      "SELECT stale_error, stale_since FROM rbdsync.images WHERE image_id = " + literal(victim_id));
+  ASSERT_EQ(marked_again.size(), 1U);
+  EXPECT_EQ(marked_again[0].at("stale_since"), marked[0].at("stale_since"));
+  EXPECT_EQ(db.rows(victim_sql), victim_rows);
+
+  // Readable again: the mark goes, the run is a success.
+  rados({"-p", pool, "cp", "saved-" + header, header});
+  const auto [healed_code, healed] = sync_json({"--pool", pool});
+  EXPECT_EQ(healed_code, 0) << healed;
+  EXPECT_EQ(healed.at("status"), "succeeded");
+  EXPECT_EQ(healed.at("stale"), json::array());
+  EXPECT_EQ(db.rows("SELECT stale_error, stale_since FROM rbdsync.images WHERE image_id = " +
+                    literal(victim_id)),
+            std::vector<std::string>{"NULL|NULL"});
+}
+
+TEST_F(InventoryTest, ResyncCountsExactlyWhatChangedAndASecondResyncWritesNothing) {
+  for (const char* name :
+       {"keep", "gone", "old-name", "grow", "snapped", "pruned", "stable", "binned"}) {
+    ceph.create_image(pool, name, 8 * k_mib);
+  }
+  ceph.snapshot(pool, "snapped", "before", false);
+  ceph.snapshot(pool, "pruned", "old", false);
+  ceph.snapshot(pool, "stable", "s", false);
+  const std::string restored_id = ceph.create_image(pool, "restored", 8 * k_mib);
+  ceph.trash_move(pool, "restored");
+  const std::string renamed_id = ceph.image_id(pool, "old-name");
+
+  const auto [first_code, first] = sync_json({"--pool", pool});
+  ASSERT_EQ(first_code, 0) << first;
+  EXPECT_EQ(first.at("counts").at("images"), kind_counts(8, 0, 0, 0));
+  EXPECT_EQ(first.at("counts").at("snapshots"), kind_counts(3, 0, 0, 0));
+  EXPECT_EQ(first.at("counts").at("trash"), kind_counts(1, 0, 0, 0));
+  const auto first_seen =
+      db.rows("SELECT first_seen_at FROM rbdsync.images WHERE image_id = " + literal(renamed_id));
+
+  ceph.remove_image(pool, "gone");
+  ceph.rename_image(pool, "old-name", "new-name");
+  ceph.resize_image(pool, "grow", 16 * k_mib);
+  ceph.snapshot(pool, "snapped", "after", false);
+  ceph.remove_snapshot(pool, "pruned", "old");
+  ceph.trash_move(pool, "binned");
+  ceph.trash_restore(pool, restored_id, "restored");
+  ceph.create_image(pool, "fresh", 8 * k_mib);
+  ceph.create_namespace(pool, "tenant");
+
+  const auto [code, out] = sync_json({"--pool", pool});
+  ASSERT_EQ(code, 0) << out;
+  const json& counts = out.at("counts");
+  // Added: fresh, restored. Changed: new-name (a rename, not a remove and an add), grow,
+  // snapped and pruned (snapshot counts). Removed: gone, binned. Unchanged: keep, stable.
+  EXPECT_EQ(counts.at("images"), kind_counts(2, 4, 2, 2));
+  EXPECT_EQ(counts.at("snapshots"), kind_counts(1, 0, 1, 2));
+  EXPECT_EQ(counts.at("trash"), kind_counts(1, 0, 1, 0));
+  EXPECT_EQ(counts.at("namespaces"), kind_counts(1, 0, 0, 0));
+  // The pool's usage figures may move with the images' objects.
+  EXPECT_EQ(counts.at("pools").at("added"), 0);
+  EXPECT_EQ(counts.at("pools").at("removed"), 0);
+  EXPECT_EQ(out.at("added"), 2);
+  EXPECT_EQ(out.at("changed"), 4);
+  EXPECT_EQ(out.at("removed"), 2);
+
+  EXPECT_EQ(
+      db.rows("SELECT name, size_bytes, snapshot_count FROM rbdsync.images"),
+      (std::vector<std::string>{"fresh|8388608|0", "grow|16777216|0", "keep|8388608|0",
+                                "new-name|8388608|0", "pruned|8388608|0", "restored|8388608|0",
+                                "snapped|8388608|2", "stable|8388608|1"}));
+  EXPECT_EQ(db.rows("SELECT i.name, s.name FROM rbdsync.snapshots s JOIN rbdsync.images i "
+                    "USING (fsid, pool_id, namespace, image_id)"),
+            (std::vector<std::string>{"snapped|after", "snapped|before", "stable|s"}));
+  EXPECT_EQ(db.rows("SELECT name FROM rbdsync.trash"), std::vector<std::string>{"binned"});
+  EXPECT_EQ(db.rows("SELECT name FROM rbdsync.namespaces"), std::vector<std::string>{"tenant"});
+  EXPECT_EQ(
+      db.rows("SELECT first_seen_at FROM rbdsync.images WHERE image_id = " + literal(renamed_id)),
+      first_seen)
+      << "a renamed image is the same image";
+
+  // Nothing changed in Ceph since: nothing to count, nothing written. Only the pool
+  // figures a mgr reports may still move (they follow the changes above by a few
+  // seconds, and max_avail follows the whole OSD); a run that sees them move may update
+  // those columns of the pool row and nothing else, and is tried again.
+  const std::string pool_row_sql =
+      "SELECT to_jsonb(p) - 'stored_bytes' - 'objects' - 'used_bytes' - 'max_avail_bytes' - "
+      "'updated_at' FROM rbdsync.pools p";
+  const auto pool_updates = [](const std::vector<std::string>& counts) {
+    const auto row = std::find_if(counts.begin(), counts.end(),
+                                  [](const std::string& r) { return r.rfind("pools|", 0) == 0; });
+    return row == counts.end() ? std::string() : row->substr(row->find('|', 6));
+  };
+  bool clean = false;
+  for (int attempt = 1; attempt <= 8 && !clean; ++attempt) {
+    SCOPED_TRACE("no-op resync, attempt " + std::to_string(attempt));
+    const auto before = db.settled_write_counts();
+    const std::string checksum = db.checksum();
+    const auto pool_rows = db.rows(pool_row_sql);
+    const auto [noop_code, noop] = sync_json({"--pool", pool});
+    ASSERT_EQ(noop_code, 0) << noop;
+    const auto after = db.settled_write_counts();
+    for (const char* kind : {"namespaces", "images", "snapshots", "trash"}) {
+      EXPECT_EQ(noop.at("counts").at(kind).at("added"), 0) << kind;
+      EXPECT_EQ(noop.at("counts").at(kind).at("changed"), 0) << kind;
+      EXPECT_EQ(noop.at("counts").at(kind).at("removed"), 0) << kind;
+    }
+    EXPECT_EQ(noop.at("counts").at("images").at("unchanged"), 8);
+    EXPECT_EQ(changes(noop, "pools").at("added"), 0);
+    EXPECT_EQ(changes(noop, "pools").at("removed"), 0);
+    EXPECT_EQ(db.rows(pool_row_sql), pool_rows) << "only the mgr's figures may move";
+    // pg_stat_user_tables: no row of any other table inserted, updated or deleted.
+    ASSERT_EQ(after.size(), 6U) << "a row per inventory table";
+    for (std::size_t i = 0; i < after.size(); ++i) {
+      if (after[i].rfind("pools|", 0) != 0) {
+        EXPECT_EQ(after[i], before[i]) << "pg_stat_user_tables: rows inserted, updated or deleted";
+      }
+    }
+    if (noop.at("counts").at("pools").at("changed") == 0) {
+      clean = true;
+      EXPECT_EQ(db.checksum(), checksum);
+      EXPECT_EQ(pool_updates(after), pool_updates(before))
+          << "pg_stat_user_tables: pool rows inserted, updated or deleted";
+      // The counters do count this database's writes: the syncs above show in them.
+      const std::string images = after[1];  // sorted: clusters, images, namespaces, ...
+      ASSERT_EQ(images.rfind("images|", 0), 0U) << images;
+      EXPECT_GE(std::stoi(images.substr(7)), 10) << "10 image rows inserted so far: " << images;
+    } else {
+      std::cout << "[inventory] no-op resync attempt " << attempt
+                << ": the mgr's pool figures moved; again" << std::endl;
+    }
+  }
+  EXPECT_TRUE(clean) << "no resync without changes in 8 attempts";
+}
+
+// Which stored rows a sync speaks for (these were unit tests of the in-memory diff;
+// the diff now lives in SQL).
+
+TEST_F(InventoryTest, SyncOfNamedPoolsNeverRemovesRowsOfOtherPools) {
+  const std::string other = unique_name("inv");
+  ceph.create_pool(other);
+  ceph.create_image(pool, "a", 8 * k_mib);
+  ceph.create_image(other, "b", 8 * k_mib);
+  ceph.snapshot(other, "b", "s", false);
+  ASSERT_EQ(sync({"--pool", pool, "--pool", other}).exit_code, 0);
+  const std::string other_id = std::to_string(ceph.pool_id(other));
+  const std::string other_rows_sql =
+      "SELECT to_jsonb(p) FROM rbdsync.pools p WHERE pool_id = " + other_id +
+      " UNION ALL SELECT to_jsonb(i) FROM rbdsync.images i WHERE pool_id = " + other_id +
+      " UNION ALL SELECT to_jsonb(s) FROM rbdsync.snapshots s WHERE pool_id = " + other_id;
+  const auto other_rows = db.rows(other_rows_sql);
+  ASSERT_EQ(other_rows.size(), 3U);
+
+  ceph.remove_snapshot(other, "b", "s");
+  ceph.remove_image(other, "b");
+  ceph.create_image(pool, "c", 8 * k_mib);
+  const auto [code, out] = sync_json({"--pool", pool});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_EQ(out.at("counts").at("images"), kind_counts(1, 0, 0, 1));
+  EXPECT_EQ(out.at("counts").at("snapshots").at("removed"), 0);
+  EXPECT_EQ(out.at("counts").at("pools").at("removed"), 0);
+  EXPECT_EQ(db.rows(other_rows_sql), other_rows);
+}
+
+TEST_F(InventoryTest, SyncOfANamedPoolKeepsAStoredPoolOfThatNameWithAnotherId) {
+  ceph.create_image(pool, "old", 8 * k_mib);
+  ASSERT_EQ(sync({"--pool", pool}).exit_code, 0);
+  const std::string renamed = unique_name("inv-renamed");
+  ceph.rename_pool(pool, renamed);
+  ceph.create_pool(pool);  // same name, new id
+  ceph.create_image(pool, "new", 8 * k_mib);
+  const std::int64_t new_id = ceph.pool_id(pool);
+  ASSERT_NE(new_id, pool_id);
+
+  const auto [code, out] = sync_json({"--pool", pool});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_EQ(out.at("counts").at("pools"), kind_counts(1, 0, 0, 0));
+  EXPECT_EQ(out.at("counts").at("images"), kind_counts(1, 0, 0, 0));
+  EXPECT_EQ(db.rows("SELECT p.pool_id, p.name, i.name FROM rbdsync.pools p JOIN rbdsync.images i "
+                    "USING (fsid, pool_id)"),
+            sorted_rows({std::to_string(pool_id) + "|" + pool + "|old",
+                         std::to_string(new_id) + "|" + pool + "|new"}));
+
+  // Every pool: the old id is still there under its new name; nothing of it goes.
+  const auto [all_code, all] = sync_json();
+  ASSERT_EQ(all_code, 0) << all;
+  EXPECT_EQ(all.at("counts").at("pools").at("removed"), 0);
+  EXPECT_EQ(all.at("counts").at("images").at("removed"), 0);
+  EXPECT_EQ(db.rows("SELECT p.name, i.name FROM rbdsync.pools p JOIN rbdsync.images i "
+                    "USING (fsid, pool_id) WHERE pool_id IN (" +
+                    std::to_string(pool_id) + ", " + std::to_string(new_id) + ")"),
+            sorted_rows({pool + "|new", renamed + "|old"}));
+}
+
+TEST_F(InventoryTest, SyncOfEveryPoolRemovesADeletedPoolWithEverythingInItAndCountsIt) {
+  const std::string doomed = unique_name("inv");
+  ceph.create_pool(doomed);
+  ceph.create_namespace(doomed, "ns");
+  ceph.create_image(doomed, "x", 8 * k_mib);
+  ceph.snapshot(doomed, "x", "s", false);
+  ceph.create_image(doomed, "y", 8 * k_mib, k_all_features, 22, "ns");
+  ceph.create_image(doomed, "z", 8 * k_mib);
+  ceph.trash_move(doomed, "z");
+  ceph.create_image(pool, "survivor", 8 * k_mib);
+  const auto [first_code, first] = sync_json();
+  ASSERT_EQ(first_code, 0) << first;
+  const std::string doomed_id = std::to_string(ceph.pool_id(doomed));
+
+  ceph.delete_pool(doomed);
+  const auto [code, out] = sync_json();
+  ASSERT_EQ(code, 0) << out;
+  const json& counts = out.at("counts");
+  EXPECT_EQ(counts.at("pools").at("removed"), 1);
+  EXPECT_EQ(counts.at("namespaces").at("removed"), 1);
+  EXPECT_EQ(counts.at("images").at("removed"), 2);
+  EXPECT_EQ(counts.at("snapshots").at("removed"), 1);
+  EXPECT_EQ(counts.at("trash").at("removed"), 1);
+  for (const char* kind : {"pools", "namespaces", "images", "snapshots", "trash"}) {
+    EXPECT_EQ(counts.at(kind).at("added"), 0) << kind;
+  }
+  for (const char* table : {"pools", "namespaces", "images", "snapshots", "trash"}) {
+    EXPECT_EQ(db.rows(std::string("SELECT count(*) FROM rbdsync.") + table +
+                      " WHERE pool_id = " + doomed_id),
+              std::vector<std::string>{"0"})
+        << table;
+  }
+  EXPECT_EQ(db.rows("SELECT name FROM rbdsync.images WHERE pool_id = " + std::to_string(pool_id)),
+            std::vector<std::string>{"survivor"});
+}
+
+/// Waits until the sync `pid` that holds `lock_path` has listed every image and started
+/// reading them, then stops it (SIGSTOP) before it gets far.
+void stop_when_reading_starts(pid_t pid, const std::string& lock_path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const Fd fd(::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() >= 0) {
+      const auto record = lock::read_record(fd.get());
+      if (record && record->holder && record->holder->pid == pid &&
+          record->holder->phase == "reading") {
+        ::kill(pid, SIGSTOP);
+        std::cout << "[inventory] stopped the sync after " << record->holder->done << " of "
+                  << record->holder->total << " images read" << std::endl;
+        return;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  throw std::runtime_error("the sync never started reading images");
+}
+
+TEST_F(InventoryTest, ImageDeletedBetweenListingAndReadingIsSkippedAndCounted) {
+  // Images are read in the order listed; the victim sorts last.
+  constexpr int k_images = 150;
+  ceph.create_images(pool, "a", k_images, 8 * k_mib);
+  const std::string victim_id = ceph.create_image(pool, "zz-victim", 8 * k_mib);
+
+  BackgroundRun run(run_args({"--pool", pool, "--json"}));
+  stop_when_reading_starts(run.pid(), lock_file);
+  ceph.remove_image(pool, "zz-victim");
+  ::kill(run.pid(), SIGCONT);
+  const RunResult result = run.wait();
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json out = json::parse(result.out);
+  EXPECT_EQ(out.at("status"), "succeeded");
+  EXPECT_EQ(out.at("skipped"), 1);
+  EXPECT_EQ(out.at("images"), k_images);
+  EXPECT_EQ(out.at("stale"), json::array());
+  EXPECT_EQ(out.at("counts").at("images"), kind_counts(k_images, 0, 0, 0));
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.images WHERE image_id = " + literal(victim_id)),
+            std::vector<std::string>{"0"});
+  EXPECT_EQ(db.rows("SELECT skipped FROM rbdsync.runs WHERE run_id = " + literal(out.at("run_id"))),
+            std::vector<std::string>{"1"});
+}
+
+TEST_F(InventoryTest, PoolThatCannotBeListedFailsTheWholeSyncAndChangesNothing) {
+  const std::string second = unique_name("inv");
+  ceph.create_pool(second);
+  ceph.create_image(pool, "a", 8 * k_mib);
+  ceph.create_image(second, "b", 8 * k_mib);
+  ASSERT_EQ(sync({"--pool", pool, "--pool", second}).exit_code, 0);
+  ceph.resize_image(pool, "a", 16 * k_mib);  // a change the failed sync must not write
+  const std::string before = db.checksum();
+  // A directory entry that does not decode: listing the pool fails with EIO, as
+  // `rbd ls` does.
+  rados({"-p", second, "setomapval", "rbd_directory", "name_broken", "xx"});
+
+  const auto [code, out] = sync_json({"--pool", pool, "--pool", second});
+  std::cout << "[inventory] unlistable pool: exit " << code << ": " << out.dump() << std::endl;
+  EXPECT_NE(code, 0);
+  EXPECT_NE(code, k_exit_partial) << "a pool-level error is not a partial run";
+  EXPECT_EQ(out.at("exit_code"), code);
+  EXPECT_NE(out.at("message").get<std::string>().find(second), std::string::npos)
+      << "the message names the pool: " << out;
+  EXPECT_EQ(db.checksum(), before);
+  EXPECT_EQ(db.rows("SELECT status, exit_code FROM rbdsync.runs WHERE run_id = " +
+                    literal(out.at("run_id"))),
+            std::vector<std::string>{"failed|" + std::to_string(code)});
+}
+
+}  // namespace
+}  // namespace rbdsync::testing

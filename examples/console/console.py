@@ -273,25 +273,29 @@ def inventory_html(conninfo):
 
 
 def progress(conninfo, syncs, pid=None, run_id=None):
-    """What the progress bar shows: the run row's status, phase, done and total. A child
-    that ended without a row (it failed before starting a run), or that left its row
-    'running' (killed), is reported from its exit."""
+    """What the progress bar shows: status, phase, done and total from the run's row.
+    For a child of this console, its process decides when the run is over (its row ends a
+    moment before it prints the result), and one that ended without a row (it failed
+    before starting a run) or left it 'running' (killed) is reported from its exit."""
+    spawned_at = syncs.spawned_at(pid) if pid is not None else None
     if pid is not None:
-        spawned_at = syncs.spawned_at(pid)
         since = (spawned_at - CLOCK_MARGIN) if spawned_at else datetime.datetime.min
         rows = query(conninfo, RUN_BY_PID_SQL, (pid, socket.gethostname(), since))
     else:
         rows = query(conninfo, RUN_BY_ID_SQL, (run_id,))
-    row = rows[0] if rows else None
+    row = rows[0] if rows else {"status": "starting"}
     answer = {key: row.get(key) for key in ("run_id", "status", "phase", "done", "total",
-                                             "trigger", "error")} if row else {"status": "starting"}
-    ended = syncs.result(pid) if pid is not None else None
-    if ended and answer["status"] in ("starting", "running"):
-        code, result = ended
-        answer["status"] = result.get("status", "failed")
-        answer["message"] = answer_for(code, result)["message"]
-    elif ended and ended[0] == 0:
-        answer["message"] = finished_message(ended[1])
+                                             "trigger", "error")}
+    if spawned_at is None:
+        return answer
+    ended = syncs.result(pid)
+    if ended is None:
+        if answer["status"] != "starting":
+            answer["status"] = "running"
+        return answer
+    code, result = ended
+    answer["status"] = result.get("status", "failed")
+    answer["message"] = answer_for(code, result)["message"]
     return answer
 
 

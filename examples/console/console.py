@@ -20,6 +20,7 @@ import datetime
 import html
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -447,6 +448,11 @@ class App:
         self.syncs = syncs
 
 
+def has_password(conninfo):
+    """password=… (key=value form) or user:secret@ (URI form)."""
+    return bool(re.search(r"password\s*=", conninfo) or re.search(r"://[^/@]*:[^/@]*@", conninfo))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (port 0: any)")
@@ -455,9 +461,10 @@ def main():
     parser.add_argument("run_args", nargs=argparse.REMAINDER, help="-- rbd-sync run options")
     args = parser.parse_args()
     run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
-    for arg in [args.db, *run_args]:
-        if "password" in arg:
-            parser.error("passwords belong in PGPASSFILE/.pgpass or a service file")
+    conninfos = [args.db] + [value for flag, value in zip(run_args, run_args[1:]) if flag == "--db"]
+    if any(has_password(conninfo) for conninfo in conninfos):
+        # A command line is readable by every user of the host (ps, /proc).
+        parser.error("passwords belong in PGPASSFILE/.pgpass or a service file")
 
     host, _, port = args.listen.rpartition(":")
     server = ThreadingHTTPServer((host, int(port)), Handler)

@@ -109,6 +109,7 @@ class Syncs:
         except subprocess.TimeoutExpired:
             with self.lock:
                 self.started[child.pid] = spawned_at
+                self.results.pop(child.pid, None)  # an earlier child's, with a recycled pid
             threading.Thread(target=self._reap, args=(child, output.name), daemon=True).start()
             return {"state": "started", "pid": child.pid}
         return answer_for(code, read_result(output.name))

@@ -17,7 +17,9 @@ say() { echo "test.sh: $*" >&2; }
 "$root/scripts/deps.sh"
 
 say "building build/ (RelWithDebInfo)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# -DRBDSYNC_TESTS=ON: scripts/demo.sh builds build/ without the tests, and the cache
+# would otherwise keep that.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRBDSYNC_TESTS=ON >/dev/null
 cmake --build build -j "$jobs"
 if [[ ${RBDSYNC_TEST_SKIP_ASAN:-0} != 1 ]]; then
     say "building build-asan/ (Debug, ASan + UBSan)"

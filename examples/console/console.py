@@ -21,6 +21,7 @@ import html
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -472,6 +473,8 @@ def main():
     server.daemon_threads = True
     server.app = App(args.db, Syncs(args.rbd_sync, run_args))
     print(f"console: http://{host}:{server.server_address[1]}/", flush=True)
+    # SIGTERM (kill, systemd) ends it as cleanly as Ctrl-C; running syncs carry on.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         server.serve_forever()
     except KeyboardInterrupt:

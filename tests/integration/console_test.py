@@ -102,8 +102,9 @@ class ConsolePage(unittest.TestCase):
 
         # The console's read-only role, made by the documented script; its password goes
         # to a pgpass of the test's own, next to the writer's.
+        owner = re.search(r"user=(\S+)", base).group(1)  # the role rbd-sync migrates as
         subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", f"role={cls.role}",
-                        "-v", "owner=rbdsync", "-d", f"{admin} dbname={cls.db_name}",
+                        "-v", f"owner={owner}", "-d", f"{admin} dbname={cls.db_name}",
                         "-f", ROLE_SQL], check=True, capture_output=True)
         password = os.urandom(16).hex()
         admin_sql(admin, f'ALTER ROLE "{cls.role}" PASSWORD %s', (password,))

@@ -4,12 +4,23 @@
 # pools and images (snapshots, a clone, a namespace), runs a real sync, prints the
 # summary and what is now in the database, and stops everything again.
 #
+#   scripts/demo.sh             # the demo above
+#   scripts/demo.sh --console   # ...then serves the console page (examples/console) on
+#                               # 127.0.0.1 until Ctrl-C, and stops everything
+#
 # Knobs: RBDSYNC_DEMO_CEPH_PORT (default 47789), RBDSYNC_DEMO_PG_PORT (default 56432),
+#        RBDSYNC_DEMO_CONSOLE_PORT (default 8080),
 #        RBDSYNC_DEMO_KEEP=1 (leave the services running and print how to reach them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 say() { printf '\n== %s\n' "$*"; }
+console=0
+case ${1:-} in
+    "") ;;
+    --console) console=1 ;;
+    *) echo "usage: $0 [--console]" >&2; exit 2 ;;
+esac
 
 "$root/scripts/deps.sh"
 say "building"
@@ -107,6 +118,33 @@ busy=$?
 set -e
 echo "exit code: $busy (75 = already running)"
 [[ $busy == 75 ]]
+
+if ((console)); then
+    say "the console page (examples/console), reading as its own read-only role"
+    pg_port=${RBDSYNC_DEMO_PG_PORT:-56432}
+    psql "$RBDSYNC_TEST_DB_ADMIN dbname=rbdsync" -X -q -v ON_ERROR_STOP=1 \
+        -v role=rbdsync_console -v owner=rbdsync -f "$root/examples/console/readonly-role.sql"
+    # The role's password goes to a pgpass of the console's own, next to rbd-sync's; it
+    # travels on stdin, never in argv, and stays out of the server log.
+    password=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+    psql "$RBDSYNC_TEST_DB_ADMIN" -X -q -v ON_ERROR_STOP=1 <<SQL
+SET log_min_error_statement = panic;
+SET log_statement = 'none';
+ALTER ROLE rbdsync_console PASSWORD '$password';
+SQL
+    (
+        umask 077
+        cat "$PGPASSFILE" > "$work/console.pgpass"
+        printf '127.0.0.1:%s:*:rbdsync_console:%s\n' "$pg_port" "$password" >> "$work/console.pgpass"
+    )
+    echo "Press Sync now; change the cluster meanwhile, e.g."
+    echo "  CEPH_CONF=$CEPH_CONF rbd --id admin create rbd/new-disk --size 1G"
+    echo "Ctrl-C stops the console and the services."
+    PGPASSFILE=$work/console.pgpass /usr/bin/python3 "$root/examples/console/console.py" \
+        --listen "127.0.0.1:${RBDSYNC_DEMO_CONSOLE_PORT:-8080}" --rbd-sync "$bin" \
+        --db "host=127.0.0.1 port=$pg_port user=rbdsync_console dbname=rbdsync" \
+        -- "${sync_args[@]:1}"
+fi
 
 if [[ ${RBDSYNC_DEMO_KEEP:-0} == 1 ]]; then
     say "services left running: source $work/ceph/env.sh $work/pg/env.sh;" \

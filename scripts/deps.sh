@@ -35,9 +35,12 @@ service_pkgs=(
 # Packaging and the tests around it: cpack's DEB generator needs dpkg-shlibdeps
 # (dpkg-dev); the unit files are checked with systemd-analyze (systemd); the metrics
 # file is parsed with the Prometheus client's own parser, and the web-backend example
-# reads the run history with psycopg2 (both for the system python3).
+# reads the run history with psycopg2 (both for the system python3). The console page's
+# test drives Debian's Chromium through its chromedriver with selenium (nothing is
+# downloaded: the test names /usr/bin/chromedriver) and makes images with python3-rbd.
 extra_pkgs=(
     dpkg-dev gzip systemd python3-prometheus-client python3-psycopg2
+    chromium chromium-driver python3-selenium python3-rados python3-rbd
 )
 
 all_pkgs=("${build_pkgs[@]}" "${lib_pkgs[@]}" "${service_pkgs[@]}" "${extra_pkgs[@]}")

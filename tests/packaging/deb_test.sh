@@ -11,19 +11,22 @@ rm -f rbd-sync_*.deb
 cpack -G DEB >/dev/null
 deb=$(ls rbd-sync_*.deb)
 echo "built $deb"
-dpkg-deb --info "$deb" | grep -q "Depends:.*librados" || fail "no shared-library dependencies in $deb"
+# Captured first: `grep -q` quits at the first match, and under pipefail the writer's
+# SIGPIPE would fail the check.
+info=$(dpkg-deb --info "$deb")
+grep -q "Depends:.*librados" <<<"$info" || fail "no shared-library dependencies in $deb"
 
 trap 'dpkg -r rbd-sync >/dev/null 2>&1 || true' EXIT
 dpkg -i "$deb" >/dev/null
 [[ $(/usr/bin/rbd-sync --version) == "rbd-sync $version" ]] ||
     fail "installed --version says '$(/usr/bin/rbd-sync --version)', not 'rbd-sync $version'"
-/usr/bin/rbd-sync --help | grep -q -- "--lock-file" || fail "installed --help lacks --lock-file"
+grep -q -- "--lock-file" <<<"$(/usr/bin/rbd-sync --help)" || fail "installed --help lacks --lock-file"
 for file in /usr/share/man/man1/rbd-sync.1.gz /usr/share/rbd-sync/sql/001_inventory.sql \
             /etc/cron.d/rbd-sync /etc/logrotate.d/rbd-sync \
             /lib/systemd/system/rbd-sync.service /lib/systemd/system/rbd-sync.timer; do
     dpkg -S "$file" >/dev/null || fail "$file is not in the package"
 done
-dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -q /etc/cron.d/rbd-sync ||
+grep -q /etc/cron.d/rbd-sync <<<"$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)" ||
     fail "/etc/cron.d/rbd-sync is not a conffile"
 grep -qE '^#[0-9]' /etc/cron.d/rbd-sync || fail "the cron job must ship disabled (commented out)"
 python3 "$source/tests/packaging/check_cron.py" /etc/cron.d/rbd-sync

@@ -53,7 +53,7 @@ struct Config {
   std::string keyring;                       ///< empty: from ceph.conf
   std::vector<std::string> pools;            ///< empty: every pool with the rbd application
   int ceph_timeout_seconds = 30;
-  bool exact_usage = false;  ///< scan images without a valid fast-diff map too
+  bool exact_usage = false;      ///< scan images without a valid fast-diff map too
   int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout
   std::string log_file;          ///< empty: log to stderr
   std::string metrics_file;      ///< empty: no Prometheus textfile

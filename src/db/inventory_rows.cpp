@@ -86,8 +86,7 @@ nlohmann::json watchers_json(const Image& image) {
 nlohmann::json lockers_json(const Image& image) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& locker : image.lockers) {
-    list.push_back(
-        {{"locker", locker.client}, {"id", locker.cookie}, {"address", locker.address}});
+    list.push_back({{"locker", locker.client}, {"id", locker.cookie}, {"address", locker.address}});
   }
   return list;
 }
@@ -155,12 +154,12 @@ std::string text_array(const std::vector<std::string>& elements) {
 }
 
 const Table& pools_table() {
-  static const Table table{"pools",
-                           {"pool_id"},
-                           {"name", "pool_type", "replica_size", "min_size", "pg_num",
-                            "stored_bytes", "objects", "used_bytes", "max_avail_bytes",
-                            "mirror_mode"},
-                           false};
+  static const Table table{
+      "pools",
+      {"pool_id"},
+      {"name", "pool_type", "replica_size", "min_size", "pg_num", "stored_bytes", "objects",
+       "used_bytes", "max_avail_bytes", "mirror_mode"},
+      false};
   return table;
 }
 
@@ -170,56 +169,55 @@ const Table& namespaces_table() {
 }
 
 const Table& images_table() {
-  static const Table table{
-      "images",
-      {"pool_id", "namespace", "image_id"},
-      {"name",
-       "format",
-       "size_bytes",
-       "object_size",
-       "object_order",
-       "object_count",
-       "features",
-       "feature_names",
-       "op_features",
-       "op_feature_names",
-       "flags",
-       "flag_names",
-       "data_pool_id",
-       "stripe_unit",
-       "stripe_count",
-       "block_name_prefix",
-       "snapshot_limit",
-       "snapshot_count",
-       "create_timestamp",
-       "modify_timestamp",
-       "access_timestamp",
-       "parent_pool_id",
-       "parent_pool_name",
-       "parent_namespace",
-       "parent_image_id",
-       "parent_image_name",
-       "parent_snap_id",
-       "parent_snap_name",
-       "parent_in_trash",
-       "parent_overlap_bytes",
-       "group_pool_id",
-       "group_name",
-       "migration_state",
-       "migration",
-       "mirror_mode",
-       "mirror_state",
-       "mirror_global_id",
-       "mirror_primary",
-       "config_overrides",
-       "used_bytes",
-       "used_unknown_reason",
-       "watchers",
-       "lockers",
-       "lock_type",
-       "stale_error",
-       "stale_since"},
-      true};
+  static const Table table{"images",
+                           {"pool_id", "namespace", "image_id"},
+                           {"name",
+                            "format",
+                            "size_bytes",
+                            "object_size",
+                            "object_order",
+                            "object_count",
+                            "features",
+                            "feature_names",
+                            "op_features",
+                            "op_feature_names",
+                            "flags",
+                            "flag_names",
+                            "data_pool_id",
+                            "stripe_unit",
+                            "stripe_count",
+                            "block_name_prefix",
+                            "snapshot_limit",
+                            "snapshot_count",
+                            "create_timestamp",
+                            "modify_timestamp",
+                            "access_timestamp",
+                            "parent_pool_id",
+                            "parent_pool_name",
+                            "parent_namespace",
+                            "parent_image_id",
+                            "parent_image_name",
+                            "parent_snap_id",
+                            "parent_snap_name",
+                            "parent_in_trash",
+                            "parent_overlap_bytes",
+                            "group_pool_id",
+                            "group_name",
+                            "migration_state",
+                            "migration",
+                            "mirror_mode",
+                            "mirror_state",
+                            "mirror_global_id",
+                            "mirror_primary",
+                            "config_overrides",
+                            "used_bytes",
+                            "used_unknown_reason",
+                            "watchers",
+                            "lockers",
+                            "lock_type",
+                            "stale_error",
+                            "stale_since"},
+                           true};
   return table;
 }
 
@@ -245,13 +243,12 @@ std::vector<Row> pool_rows(const std::string& fsid, const std::vector<inventory:
   rows.reserve(pools.size());
   for (const auto& pool : pools) {
     const std::string what = "pool " + pool.name;
-    rows.push_back(Row{text(fsid), number(pool.id), text(pool.name), text(pool.type),
-                       number(pool.replica_size), number(pool.min_size), number(pool.pg_num),
-                       bigint(pool.stored_bytes, what + " stored bytes"),
-                       bigint(pool.objects, what + " objects"),
-                       bigint(pool.used_bytes, what + " used bytes"),
-                       bigint(pool.max_avail_bytes, what + " max available bytes"),
-                       text(pool.mirror_mode)});
+    rows.push_back(
+        Row{text(fsid), number(pool.id), text(pool.name), text(pool.type),
+            number(pool.replica_size), number(pool.min_size), number(pool.pg_num),
+            bigint(pool.stored_bytes, what + " stored bytes"),
+            bigint(pool.objects, what + " objects"), bigint(pool.used_bytes, what + " used bytes"),
+            bigint(pool.max_avail_bytes, what + " max available bytes"), text(pool.mirror_mode)});
   }
   return rows;
 }

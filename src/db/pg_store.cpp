@@ -6,9 +6,9 @@
 #include <pqxx/pqxx>
 
 #include "common/error.hpp"
+#include "db/inventory_rows.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_connection.hpp"
-#include "db/inventory_rows.hpp"
 #include "db/table_sync.hpp"
 
 namespace rbdsync::db {

@@ -35,8 +35,8 @@ std::vector<std::string> all_columns(const Table& table) {
 // built at run time. write_raw_line() takes a line we escaped ourselves (copy_line).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-void copy_into(pqxx::work& work, const std::string& table,
-               const std::vector<std::string>& columns, const std::vector<Row>& rows) {
+void copy_into(pqxx::work& work, const std::string& table, const std::vector<std::string>& columns,
+               const std::vector<Row>& rows) {
   std::vector<std::string> quoted_columns;
   quoted_columns.reserve(columns.size());
   for (const std::string& column : columns) {
@@ -136,9 +136,10 @@ void TableSync::upsert() {
 }
 
 void TableSync::remove(const DeleteScope& scope) {
-  std::string sql = "DELETE FROM rbdsync." + m_table.name + " AS t WHERE t.fsid = " +
-                    m_work.quote(scope.fsid) + " AND NOT EXISTS (SELECT 1 FROM " +
-                    staged_name() + " AS s WHERE " + key_match("t", "s") + ")";
+  std::string sql = "DELETE FROM rbdsync." + m_table.name +
+                    " AS t WHERE t.fsid = " + m_work.quote(scope.fsid) +
+                    " AND NOT EXISTS (SELECT 1 FROM " + staged_name() + " AS s WHERE " +
+                    key_match("t", "s") + ")";
   if (!scope.all_pools) {
     std::string ids;
     for (const std::int64_t id : scope.pool_ids) {

@@ -23,15 +23,15 @@ using Timestamp = std::int64_t;
 struct Pool {
   std::int64_t id = 0;
   std::string name;
-  std::string type;                  ///< "replicated" or "erasure"
-  std::int64_t replica_size = 0;     ///< `size`: copies (or k+m for erasure)
+  std::string type;               ///< "replicated" or "erasure"
+  std::int64_t replica_size = 0;  ///< `size`: copies (or k+m for erasure)
   std::int64_t min_size = 0;
   std::int64_t pg_num = 0;
-  std::uint64_t stored_bytes = 0;    ///< user data, before replication
+  std::uint64_t stored_bytes = 0;  ///< user data, before replication
   std::uint64_t objects = 0;
-  std::uint64_t used_bytes = 0;      ///< raw, after replication
+  std::uint64_t used_bytes = 0;  ///< raw, after replication
   std::uint64_t max_avail_bytes = 0;
-  std::string mirror_mode;           ///< "disabled", "image" or "pool"
+  std::string mirror_mode;  ///< "disabled", "image" or "pool"
 
   auto tied() const {
     return std::tie(id, name, type, replica_size, min_size, pg_num, stored_bytes, objects,
@@ -142,8 +142,7 @@ struct Snapshot {
   Usage usage;                 ///< bytes that changed since the previous snapshot
 
   auto tied() const {
-    return std::tie(id, name, size_bytes, namespace_type, timestamp, is_protected, children,
-                    usage);
+    return std::tie(id, name, size_bytes, namespace_type, timestamp, is_protected, children, usage);
   }
   bool operator==(const Snapshot& other) const { return tied() == other.tied(); }
 };
@@ -196,11 +195,11 @@ struct Image {
   int format = 2;
   std::uint64_t size_bytes = 0;
   std::uint64_t object_size = 0;
-  int order = 0;                  ///< object size as a power of two
+  int order = 0;  ///< object size as a power of two
   std::uint64_t object_count = 0;
-  std::uint64_t features = 0;     ///< RBD_FEATURE_* bit mask
-  std::uint64_t op_features = 0;  ///< RBD_OPERATION_FEATURE_* bit mask
-  std::uint64_t flags = 0;        ///< RBD_FLAG_* bit mask, e.g. object map invalid
+  std::uint64_t features = 0;                ///< RBD_FEATURE_* bit mask
+  std::uint64_t op_features = 0;             ///< RBD_OPERATION_FEATURE_* bit mask
+  std::uint64_t flags = 0;                   ///< RBD_FLAG_* bit mask, e.g. object map invalid
   std::optional<std::int64_t> data_pool_id;  ///< a separate data pool, if any
   std::uint64_t stripe_unit = 0;
   std::uint64_t stripe_count = 0;
@@ -222,10 +221,10 @@ struct Image {
 
   auto tied() const {
     return std::tie(key, name, format, size_bytes, object_size, order, object_count, features,
-                    op_features, flags, data_pool_id, stripe_unit, stripe_count,
-                    block_name_prefix, snapshot_limit, create_timestamp, modify_timestamp,
-                    access_timestamp, parent, group, migration, mirroring, config_overrides,
-                    usage, watchers, lockers, lock_type, snapshots);
+                    op_features, flags, data_pool_id, stripe_unit, stripe_count, block_name_prefix,
+                    snapshot_limit, create_timestamp, modify_timestamp, access_timestamp, parent,
+                    group, migration, mirroring, config_overrides, usage, watchers, lockers,
+                    lock_type, snapshots);
   }
   bool operator==(const Image& other) const { return tied() == other.tied(); }
   bool operator!=(const Image& other) const { return !(*this == other); }

@@ -48,7 +48,8 @@ nlohmann::json counts_json(const StoreCounts& counts) {
 nlohmann::json stale_json(const std::vector<StaleImage>& stale) {
   nlohmann::json list = nlohmann::json::array();
   for (const StaleImage& image : stale) {
-    list.push_back({{"path", image.path}, {"image_id", image.key.image_id}, {"error", image.error}});
+    list.push_back(
+        {{"path", image.path}, {"image_id", image.key.image_id}, {"error", image.error}});
   }
   return list;
 }

@@ -7,7 +7,6 @@
 
 #include <spdlog/spdlog.h>
 
-
 namespace rbdsync::sync {
 
 namespace {
@@ -97,9 +96,9 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
       case ImageRead::Outcome::failed:
         spdlog::warn("image {} could not be read: {}; keeping its stored rows, marked stale",
                      image_path(*pool, ref), read.error);
-        report.stale.push_back(StaleImage{
-            inventory::ImageKey{pool->id, ref.pool_namespace, ref.image_id},
-            image_path(*pool, ref), std::move(read.error)});
+        report.stale.push_back(
+            StaleImage{inventory::ImageKey{pool->id, ref.pool_namespace, ref.image_id},
+                       image_path(*pool, ref), std::move(read.error)});
         break;
     }
   }

@@ -37,7 +37,8 @@ TEST(TimestampText, FloorsTimesBeforeTheEpoch) {
 
 TEST(TextArray, QuotesEveryElementAndEscapesQuotesAndBackslashes) {
   EXPECT_EQ(text_array({}), "{}");
-  EXPECT_EQ(text_array({"layering", "object map invalid"}), "{\"layering\",\"object map invalid\"}");
+  EXPECT_EQ(text_array({"layering", "object map invalid"}),
+            "{\"layering\",\"object map invalid\"}");
   EXPECT_EQ(text_array({"a\"b\\c"}), "{\"a\\\"b\\\\c\"}");
 }
 

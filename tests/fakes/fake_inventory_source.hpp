@@ -20,10 +20,10 @@ class FakeInventorySource : public sync::InventorySource {
   std::vector<inventory::Namespace> namespaces;
   std::vector<inventory::Image> images;  ///< keyed by pool id
   std::vector<inventory::TrashEntry> trash;
-  std::set<std::string> vanish_on_read;       ///< image ids listed but gone when read
-  std::set<std::string> moved_to_trash;       ///< ... and found in the trash then
-  std::set<std::string> fail_on_read;         ///< image ids whose every read fails
-  std::map<std::string, int> fail_reads;      ///< image id -> failures before reads succeed
+  std::set<std::string> vanish_on_read;         ///< image ids listed but gone when read
+  std::set<std::string> moved_to_trash;         ///< ... and found in the trash then
+  std::set<std::string> fail_on_read;           ///< image ids whose every read fails
+  std::map<std::string, int> fail_reads;        ///< image id -> failures before reads succeed
   std::set<std::string> cluster_fails_on_read;  ///< image ids whose read throws
   int reads = 0;
 
@@ -100,7 +100,8 @@ class FakeInventorySource : public sync::InventorySource {
       throw Error(ExitCode::unavailable, "cannot open image '" + ref.name + "': timed out");
     }
     auto failing = fail_reads.find(ref.image_id);
-    if (fail_on_read.count(ref.image_id) != 0 || (failing != fail_reads.end() && failing->second-- > 0)) {
+    if (fail_on_read.count(ref.image_id) != 0 ||
+        (failing != fail_reads.end() && failing->second-- > 0)) {
       read.outcome = sync::ImageRead::Outcome::failed;
       read.error = "cannot open: Input/output error";
       return read;
@@ -108,8 +109,8 @@ class FakeInventorySource : public sync::InventorySource {
     read.outcome = sync::ImageRead::Outcome::gone;
     if (vanish_on_read.count(ref.image_id) != 0) {
       if (moved_to_trash.count(ref.image_id) != 0) {
-        read.trashed = inventory::TrashEntry{pool.id, ref.pool_namespace, ref.image_id, ref.name,
-                                             "removing", 1, 1};
+        read.trashed = inventory::TrashEntry{
+            pool.id, ref.pool_namespace, ref.image_id, ref.name, "removing", 1, 1};
       }
       return read;
     }

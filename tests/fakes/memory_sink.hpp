@@ -53,8 +53,9 @@ class MemorySink : public sync::InventorySink {
       }
     }
     for (const Row& row : seen) {
-      const auto old = std::find_if(stored.begin(), stored.end(),
-                                    [&](const Row& candidate) { return key(candidate) == key(row); });
+      const auto old = std::find_if(stored.begin(), stored.end(), [&](const Row& candidate) {
+        return key(candidate) == key(row);
+      });
       if (old == stored.end()) {
         ++counts.added;
       } else if (!same(*old, row)) {
@@ -123,8 +124,7 @@ class MemorySink : public sync::InventorySink {
           [](const inventory::TrashEntry& entry) {
             return std::make_tuple(entry.pool_id, entry.pool_namespace, entry.image_id);
           },
-          [&](const inventory::TrashEntry& entry) { return pool_in_scope(entry.pool_id); },
-          never);
+          [&](const inventory::TrashEntry& entry) { return pool_in_scope(entry.pool_id); }, never);
       counts.pools = merge<inventory::Pool>(
           cluster.pools, seen.pools, [](const inventory::Pool& pool) { return pool.id; },
           [&](const inventory::Pool&) { return scope.all_pools; }, never);

@@ -151,18 +151,18 @@ nlohmann::json rbd_json(const std::vector<std::string>& args) {
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--format", "json"});
   const RunResult result = run_program(argv, 60, {}, {"TZ=UTC"});
-  std::string command;
-  for (const auto& arg : argv) {
-    command += " " + arg;
+  std::string command = "rbd";
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    command += " " + argv[i];
   }
   if (result.exit_code != 0) {
-    throw std::runtime_error("rbd" + command + ": exit " + std::to_string(result.exit_code) + ": " +
+    throw std::runtime_error(command + ": exit " + std::to_string(result.exit_code) + ": " +
                              result.err);
   }
   try {
     return nlohmann::json::parse(result.out);
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error("rbd" + command + " printed no JSON: " + result.out);
+    throw std::runtime_error(command + " printed no JSON: " + result.out);
   }
 }
 

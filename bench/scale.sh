@@ -15,7 +15,8 @@
 #   * the floor: one header omap read per image, 64 in flight (bench/header_floor).
 # and prints one table: median seconds (min-max), ms/image, ratios, peak RSS, inventory
 # rows inserted/updated/deleted per run (pg_stat_user_tables), and PASS/MISS for the
-# targets of #9. The services are stopped on exit, whatever happens.
+# targets of #9. The services are stopped on exit, whatever happens. Exit status: 0, or 1
+# when a measured command failed (a missed target is reported, never an exit status).
 #
 # Defaults: --images 10000, --runs 3, --build build (needs rbd-sync and bench/ targets).
 # Ports: CEPH_CLUSTER_PORT (default 55789; it uses PORT..PORT+99), PG_SERVER_PORT (61432).
@@ -128,8 +129,11 @@ samples=$work/samples.tsv
 # record WAY ROUND RESULT_FILE [BEFORE AFTER]: append one sample line.
 record() {
     local way=$1 round=$2 result=$3 before=${4:-} after=${5:-} seconds rss code rows="- - -"
-    read -r seconds rss code < "$result"
-    rm -f -- "$result"
+    if [[ -s $result ]]; then
+        read -r seconds rss code < "$result"
+    else
+        seconds=0 rss=0 code=127   # measure itself failed; its message is in the log
+    fi
     if [[ -n $before ]]; then
         local b a
         read -r -a b <<< "$before"
@@ -138,9 +142,8 @@ record() {
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$way" "$round" "$seconds" "$rss" "$code" "$rows" >> "$samples"
     if ((code != 0)); then
-        say "warning: $way (round $round) exited $code; its output: $work/out.$way.log"
-        tail -n 5 "$work/out.$way.log" >&2 || true
-        cp "$work/out.$way.log" "$work/failed.$way.$round.log" 2>/dev/null || true
+        say "warning: $way (round $round) exited $code"
+        if [[ -f $work/out.$way.log ]]; then tail -n 5 "$work/out.$way.log" >&2; fi
     fi
 }
 
@@ -154,6 +157,7 @@ measure_rbd_sync() {
     local args=(run --db "$db" --id "$ceph_id" --ceph-conf "$conf" --lock-file "$work/sync.lock"
                 --pool "$pool" --json)
     [[ $reader == default ]] || args+=(--reader "$reader")
+    rm -f -- "$work"/result*
     for mode in full noop; do
         way="rbd-sync:$reader:$mode"
         [[ $mode == noop ]] || empty_inventory
@@ -166,6 +170,7 @@ measure_rbd_sync() {
 
 measure_cli() {
     local round=$1 s1 s2 r1 r2 c1 c2
+    rm -f -- "$work"/result*
     "$measure" "$work/result.ls" rbd --conf "$conf" --id "$ceph_id" ls -l --format json "$pool" \
         > /dev/null 2> "$work/out.rbd-ls.log" || true
     record rbd-ls "$round" "$work/result.ls"
@@ -187,6 +192,7 @@ measure_python() {
              TRUNCATE oldjob.images, oldjob.snapshots;
            END IF;
          END \$\$"
+    rm -f -- "$work"/result*
     before=$(row_counts oldjob)
     "$measure" "$work/result" "$python" "$root/bench/baseline/old_job.py" --conf "$conf" \
         --id "$ceph_id" --db "$db application_name=oldjob" "$pool" > "$work/out.python.log" 2>&1 || true
@@ -195,6 +201,7 @@ measure_python() {
 }
 
 measure_floor() {
+    rm -f -- "$work"/result*
     "$measure" "$work/result" "$floor" "$conf" "$ceph_id" "$pool" > "$work/out.floor.log" 2>&1 || true
     record floor "$1" "$work/result"
 }
@@ -222,8 +229,10 @@ measure_seconds=$(awk -v a="$t_measure" -v b="$(now)" 'BEGIN { printf "%.0f", b 
 
 snapshots=$(sql "SELECT count(*) FROM rbdsync.snapshots" 2>/dev/null || echo "?")
 clones=$(sql "SELECT count(*) FROM oldjob.images WHERE parent_image IS NOT NULL" 2>/dev/null || echo "?")
+status=0
 "$python" "$root/bench/scale_report.py" "$samples" \
     --images "$images" --runs "$runs" --readers "${readers[*]}" \
     --note "$reader_note" \
     --note "cluster: 1 mon + 1 bluestore-on-file OSD (no mgr), pool '$pool' 32 PGs; $images images, $snapshots snapshots, $clones clones; fill ${fill_seconds}s ($threads threads)" \
-    --note "host: $(nproc) cores; load average before $load_before, after $load_after; measuring took ${measure_seconds}s; rbd-sync $("$rbd_sync" --version 2>/dev/null | head -n 1), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+    --note "host: $(nproc) cores; load average before $load_before, after $load_after; measuring took ${measure_seconds}s; $("$rbd_sync" --version 2>/dev/null | head -n 1), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" || status=$?
+exit "$status"

@@ -146,7 +146,10 @@ def main():
         print("  %s  %-58s %s" % ("n/a " if value is None else verdict(ok), text, shown))
     failed = [w for w, runs in samples.items() if any(s["exit"] != 0 for s in runs)]
     if failed:
-        print("\nwarning: non-zero exit codes in: %s" % ", ".join(sorted(failed)))
+        # A way that failed measured nothing: that is a broken benchmark, not a slow one.
+        print("\nerror: non-zero exit codes in: %s (their logs are named above)"
+              % ", ".join(sorted(failed)))
+        return 1
     return 0
 
 

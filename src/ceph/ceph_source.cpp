@@ -13,6 +13,7 @@
 
 #include "ceph/ceph_error.hpp"
 #include "ceph/image_reader.hpp"
+#include "ceph/librbd_batch.hpp"
 #include "ceph/pool_figures.hpp"
 #include "common/error.hpp"
 
@@ -70,6 +71,7 @@ struct CephSource::Cluster {
   std::map<std::int64_t, librados::IoCtx> pools;
   librbd::RBD rbd;
   bool exact_usage = false;
+  ImageReader reader = ImageReader::librbd;
 
   librados::IoCtx& pool_context(const Pool& pool) {
     auto found = pools.find(pool.id);
@@ -84,6 +86,7 @@ struct CephSource::Cluster {
 
 CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cluster>()) {
   m_cluster->exact_usage = config.exact_usage;
+  m_cluster->reader = config.reader;
   librados::Rados& rados = m_cluster->rados;
   check(rados.init2(config.client_name.c_str(), k_cluster_name, 0),
         "invalid Ceph client name '" + config.client_name + "'",
@@ -247,6 +250,12 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace(ref.pool_namespace);
   return ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
+}
+
+void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs,
+                             const OnRead& on_read) {
+  librados::IoCtx& io = m_cluster->pool_context(pool);
+  read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
 }
 
 }  // namespace rbdsync::ceph

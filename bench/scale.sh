@@ -94,6 +94,9 @@ fill_seconds=$(awk -v a="$t_fill" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'
 say "services up and $images images made in $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')s (fill ${fill_seconds}s)"
 "$rbd_sync" migrate --db "$db" --quiet
 
+# The source the measured binary was built from (the worktree may move on meanwhile).
+build_rev="$("$rbd_sync" --version 2>/dev/null | head -n 1), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+git -C "$root" diff --quiet HEAD -- src CMakeLists.txt sql 2>/dev/null || build_rev+=" + uncommitted src changes"
 readers=()
 if "$rbd_sync" --help 2>&1 | grep -q -- '--reader'; then
     readers=(librbd direct)
@@ -234,5 +237,5 @@ status=0
     --images "$images" --runs "$runs" --readers "${readers[*]}" \
     --note "$reader_note" \
     --note "cluster: 1 mon + 1 bluestore-on-file OSD (no mgr), pool '$pool' 32 PGs; $images images, $snapshots snapshots, $clones clones; fill ${fill_seconds}s ($threads threads)" \
-    --note "host: $(nproc) cores; load average before $load_before, after $load_after; measuring took ${measure_seconds}s; $("$rbd_sync" --version 2>/dev/null | head -n 1), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" || status=$?
+    --note "host: $(nproc) cores; load average before $load_before, after $load_after; measuring took ${measure_seconds}s; $build_rev" || status=$?
 exit "$status"

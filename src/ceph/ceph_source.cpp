@@ -12,6 +12,7 @@
 #include <rbd/librbd.hpp>
 
 #include "ceph/ceph_error.hpp"
+#include "ceph/direct_reader.hpp"
 #include "ceph/image_reader.hpp"
 #include "ceph/librbd_batch.hpp"
 #include "ceph/pool_figures.hpp"
@@ -255,7 +256,22 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
 void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs,
                              const OnRead& on_read) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
-  read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
+  if (m_cluster->reader == ImageReader::librbd) {
+    read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
+    return;
+  }
+  FallbackCounts fallbacks;
+  read_images_direct(m_cluster->rados, m_cluster->rbd, io, pool, refs, m_cluster->exact_usage,
+                     on_read, fallbacks);
+  std::size_t through_librbd = 0;
+  std::string reasons;
+  for (const auto& [reason, count] : fallbacks) {
+    through_librbd += count;
+    reasons += (reasons.empty() ? "" : ", ") + reason + ": " + std::to_string(count);
+  }
+  spdlog::info("pool '{}': {} images decoded from their headers, {} read through librbd{}",
+               pool.name, refs.size() - through_librbd, through_librbd,
+               reasons.empty() ? std::string() : " (" + reasons + ")");
 }
 
 }  // namespace rbdsync::ceph

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
 #include <deque>
 #include <list>
 #include <memory>
@@ -160,8 +159,12 @@ class Batch {
 };
 
 std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {
-  char suffix[24];
-  std::snprintf(suffix, sizeof suffix, ".%016llx", static_cast<unsigned long long>(snap_id));
+  // librbd's ObjectMap::object_map_name(): the snapshot id in 16 hex digits.
+  static constexpr char k_digits[] = "0123456789abcdef";
+  std::string suffix(17, '.');
+  for (int i = 16; i > 0; --i, snap_id >>= 4) {
+    suffix[static_cast<std::size_t>(i)] = k_digits[snap_id & 0xf];
+  }
   return "rbd_object_map." + image_id + suffix;
 }
 

@@ -221,8 +221,6 @@ HeaderDecoding decode_header(const std::map<std::string, std::string>& omap) {
       header.stripe_count = *number;
     } else if (key == "data_pool_id") {
       header.data_pool_id = static_cast<std::int64_t>(*number);
-    } else if (key == "snap_seq") {
-      // The snapshot context's sequence: not part of the inventory.
     } else if (key == "object_prefix") {
       Cursor in(value);
       header.object_prefix = in.text();
@@ -248,8 +246,10 @@ HeaderDecoding decode_header(const std::map<std::string, std::string>& omap) {
       header.snapshots.push_back(std::move(*snap));
     } else if (starts_with(key, k_config_prefix)) {
       header.config[key.substr(std::strlen(k_config_prefix))] = value;
-    } else if (starts_with(key, k_metadata_prefix) || starts_with(key, k_snap_children_prefix)) {
-      // Other image metadata, and clone v2 children (counted in the snapshot records).
+    } else if (key == "snap_seq" || starts_with(key, k_metadata_prefix) ||
+               starts_with(key, k_snap_children_prefix)) {
+      // Not part of the inventory: the snapshot context's sequence, other image metadata,
+      // clone v2 children (counted in the snapshot records).
     } else if (key == "parent") {
       return fall_back("clone");
     } else if (key == "group") {

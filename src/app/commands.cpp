@@ -164,6 +164,8 @@ ExitCode run_sync(const cli::Config& config) {
     ceph_config.keyring_path = config.keyring;
     ceph_config.timeout_seconds = config.ceph_timeout_seconds;
     ceph_config.exact_usage = config.exact_usage;
+    ceph_config.reader = config.reader == cli::ImageReader::direct ? ceph::ImageReader::direct
+                                                                   : ceph::ImageReader::librbd;
     ceph::CephSource source(ceph_config);
     row.fsid = source.cluster_fsid();
 

@@ -12,7 +12,9 @@
 #include <rbd/librbd.hpp>
 
 #include "ceph/ceph_error.hpp"
+#include "ceph/direct_reader.hpp"
 #include "ceph/image_reader.hpp"
+#include "ceph/librbd_batch.hpp"
 #include "ceph/pool_figures.hpp"
 #include "common/error.hpp"
 
@@ -70,6 +72,7 @@ struct CephSource::Cluster {
   std::map<std::int64_t, librados::IoCtx> pools;
   librbd::RBD rbd;
   bool exact_usage = false;
+  ImageReader reader = ImageReader::librbd;
 
   librados::IoCtx& pool_context(const Pool& pool) {
     auto found = pools.find(pool.id);
@@ -84,6 +87,7 @@ struct CephSource::Cluster {
 
 CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cluster>()) {
   m_cluster->exact_usage = config.exact_usage;
+  m_cluster->reader = config.reader;
   librados::Rados& rados = m_cluster->rados;
   check(rados.init2(config.client_name.c_str(), k_cluster_name, 0),
         "invalid Ceph client name '" + config.client_name + "'",
@@ -247,6 +251,27 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace(ref.pool_namespace);
   return ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
+}
+
+void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs,
+                             const OnRead& on_read) {
+  librados::IoCtx& io = m_cluster->pool_context(pool);
+  if (m_cluster->reader == ImageReader::librbd) {
+    read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
+    return;
+  }
+  FallbackCounts fallbacks;
+  read_images_direct(m_cluster->rados, m_cluster->rbd, io, pool, refs, m_cluster->exact_usage,
+                     on_read, fallbacks);
+  std::size_t through_librbd = 0;
+  std::string reasons;
+  for (const auto& [reason, count] : fallbacks) {
+    through_librbd += count;
+    reasons += (reasons.empty() ? "" : ", ") + reason + ": " + std::to_string(count);
+  }
+  spdlog::info("pool '{}': {} images decoded from their headers, {} read through librbd{}",
+               pool.name, refs.size() - through_librbd, through_librbd,
+               reasons.empty() ? std::string() : " (" + reasons + ")");
 }
 
 }  // namespace rbdsync::ceph

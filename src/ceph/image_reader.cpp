@@ -138,20 +138,24 @@ int add_existing(std::uint64_t /*offset*/, std::size_t length, int exists, void*
 /// that read_image() classifies them in one place; cluster-level ones as Error.
 class Reader {
  public:
+  /// Reads `image`; `opened` is the result of opening it, or nullopt to open it here.
   Reader(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
-         bool exact_usage)
+         bool exact_usage, librbd::Image& image, std::optional<int> opened)
       : m_rbd(rbd),
         m_io(io),
         m_pool(pool),
         m_ref(ref),
         m_exact_usage(exact_usage),
-        m_path(image_path(pool, ref)) {}
+        m_path(image_path(pool, ref)),
+        m_image(image),
+        m_opened(opened) {}
 
   Image read() {
     // Read-only: takes no exclusive lock and registers no watch, so the sync never
     // disturbs a client that has the image mapped. Images of format 1 have no id.
     const int opened =
-        m_ref.image_id.empty()
+        m_opened ? *m_opened
+        : m_ref.image_id.empty()
             ? m_rbd.open_read_only(m_io, m_image, m_ref.name.c_str(), nullptr)
             : m_rbd.open_by_id_read_only(m_io, m_image, m_ref.image_id.c_str(), nullptr);
     need(opened, "cannot open");
@@ -422,7 +426,8 @@ class Reader {
   const ImageRef& m_ref;
   bool m_exact_usage;
   std::string m_path;
-  librbd::Image m_image;
+  librbd::Image& m_image;
+  std::optional<int> m_opened;
   bool m_old_format = false;
   std::uint64_t m_head_flags = 0;
 };
@@ -523,11 +528,20 @@ TrashEntry trash_entry(const Pool& pool, const std::string& pool_namespace,
 
 ImageRead read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
                      bool exact_usage) {
+  librbd::Image image;
+  return read_open_image(rbd, io, pool, ref, exact_usage, image, std::nullopt);
+}
+
+ImageRead read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
+                          const ImageRef& ref, bool exact_usage, librbd::Image& image,
+                          std::optional<int> opened) {
   // One retry: an ENOENT from an image that is still listed and still has its header
   // means something inside it (a snapshot) went away while it was being read.
   for (int attempt = 0;; ++attempt) {
     try {
-      Reader reader(rbd, io, pool, ref, exact_usage);
+      librbd::Image fresh;
+      Reader reader(rbd, io, pool, ref, exact_usage, attempt == 0 ? image : fresh,
+                    attempt == 0 ? opened : std::nullopt);
       ImageRead result;
       result.image = reader.read();
       return result;

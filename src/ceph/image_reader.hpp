@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <rados/librados.hpp>
@@ -21,5 +22,12 @@ inventory::TrashEntry trash_entry(const inventory::Pool& pool, const std::string
 
 sync::ImageRead read_image(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
                            const inventory::ImageRef& ref, bool exact_usage);
+
+/// read_image() of an image already being opened into `image`: `opened` is what opening
+/// it returned (0 or a negative errno), or nullopt to open it here. The caller closes
+/// `image`; a retry after a vanished snapshot opens the image again on its own.
+sync::ImageRead read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
+                                const inventory::ImageRef& ref, bool exact_usage,
+                                librbd::Image& image, std::optional<int> opened);
 
 }  // namespace rbdsync::ceph

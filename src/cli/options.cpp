@@ -48,7 +48,10 @@ cxxopts::Options make_options() {
       (flag::k_ceph_timeout, "seconds to wait for a mon or OSD before failing",
        cxxopts::value<int>()->default_value("30"))
       (flag::k_exact_usage,
-       "compute used bytes of images without a valid fast-diff map too (reads every object: slow)");
+       "compute used bytes of images without a valid fast-diff map too (reads every object: slow)")
+      (flag::k_reader, "how images are read: librbd (open each) | direct (decode header objects, "
+                       "librbd for what it does not understand)",
+       cxxopts::value<std::string>()->default_value("librbd"));
   options.add_options("Output")
       (flag::k_format, "result on stdout: plain | json", cxxopts::value<std::string>()->default_value("plain"))
       (flag::k_json, "same as --format json")
@@ -178,6 +181,15 @@ Config parse(int argc, const char* const argv[]) {
     }
     config.ceph_timeout_seconds = result[flag::k_ceph_timeout].as<int>();
     config.exact_usage = result.count(flag::k_exact_usage) != 0;
+    const std::string reader = result[flag::k_reader].as<std::string>();
+    if (reader == "librbd") {
+      config.reader = ImageReader::librbd;
+    } else if (reader == "direct") {
+      config.reader = ImageReader::direct;
+    } else {
+      throw Error(ExitCode::usage, "--reader must be librbd or direct, not '" + reader + "'",
+                  k_usage_hint);
+    }
     if (config.ceph_timeout_seconds < 1 || config.ceph_timeout_seconds > 3600) {
       throw Error(ExitCode::usage,
                   "--ceph-timeout must be 1 to 3600 seconds, not " +

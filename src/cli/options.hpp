@@ -19,6 +19,7 @@ inline constexpr const char* k_keyring = "keyring";
 inline constexpr const char* k_pool = "pool";
 inline constexpr const char* k_ceph_timeout = "ceph-timeout";
 inline constexpr const char* k_exact_usage = "exact-usage";
+inline constexpr const char* k_reader = "reader";
 inline constexpr const char* k_db_timeout = "db-timeout";
 inline constexpr const char* k_log_file = "log-file";
 inline constexpr const char* k_metrics_file = "metrics-file";
@@ -40,6 +41,8 @@ inline constexpr const char* k_default_db = "service=rbd-sync";
 
 enum class Command { run, migrate, status, help, version };
 enum class OutputFormat { plain, json };
+/// How images are read: librbd opens each one; direct decodes its header object.
+enum class ImageReader { librbd, direct };
 
 /// The command line, checked and turned into plain values.
 struct Config {
@@ -53,7 +56,8 @@ struct Config {
   std::string keyring;                       ///< empty: from ceph.conf
   std::vector<std::string> pools;            ///< empty: every pool with the rbd application
   int ceph_timeout_seconds = 30;
-  bool exact_usage = false;      ///< scan images without a valid fast-diff map too
+  bool exact_usage = false;  ///< scan images without a valid fast-diff map too
+  ImageReader reader = ImageReader::librbd;
   int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout
   std::string log_file;          ///< empty: log to stderr
   std::string metrics_file;      ///< empty: no Prometheus textfile

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +56,21 @@ class InventorySource {
 
   /// Reads one listed image, with its snapshots, watchers and lockers.
   virtual ImageRead read_image(const inventory::Pool& pool, const inventory::ImageRef& ref) = 0;
+
+  /// Called with the index into `refs` of an image and how reading it went.
+  using OnRead = std::function<void(std::size_t index, ImageRead read)>;
+
+  /// Reads the listed images `refs` of `pool`, as read_image() does each, and calls
+  /// `on_read` once per image, in any order, on the calling thread. A source may keep
+  /// many reads in flight; this default reads one after another. When `on_read` throws
+  /// (an interruption) or a cluster-level Error is thrown, the source lets the reads in
+  /// flight finish before the exception leaves this call.
+  virtual void read_images(const inventory::Pool& pool,
+                           const std::vector<inventory::ImageRef>& refs, const OnRead& on_read) {
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      on_read(i, read_image(pool, refs[i]));
+    }
+  }
 };
 
 }  // namespace rbdsync::sync

@@ -104,6 +104,16 @@ TEST(CliOptions, BadWaitOrTriggerIsAUsageError) {
   EXPECT_EQ(failure_of({"run", "--trigger", "button"}), ExitCode::usage);
 }
 
+TEST(CliOptions, ReaderDefaultsToLibrbdAndAcceptsDirect) {
+  EXPECT_EQ(parse_args({"run"}).reader, ImageReader::librbd);
+  EXPECT_EQ(parse_args({"run", "--reader", "direct"}).reader, ImageReader::direct);
+  EXPECT_EQ(parse_args({"run", "--reader", "librbd"}).reader, ImageReader::librbd);
+}
+
+TEST(CliOptions, UnknownReaderIsAUsageError) {
+  EXPECT_EQ(failure_of({"run", "--reader", "fast"}), ExitCode::usage);
+}
+
 TEST(CliOptions, StatusIsACommand) {
   EXPECT_EQ(parse_args({"status", "--lock-file", "/tmp/x.lock"}).command, Command::status);
 }

@@ -26,6 +26,10 @@ class FakeInventorySource : public sync::InventorySource {
   std::map<std::string, int> fail_reads;        ///< image id -> failures before reads succeed
   std::set<std::string> cluster_fails_on_read;  ///< image ids whose read throws
   int reads = 0;
+  /// read_images() delivers a pool's images last first, as a source with many reads in
+  /// flight may; otherwise the interface's default (one after another) is used.
+  bool batch_in_reverse = false;
+  std::vector<std::size_t> batch_sizes;  ///< refs given to each read_images() call
 
   void add_pool(std::int64_t id, const std::string& name) {
     inventory::Pool pool;
@@ -91,6 +95,18 @@ class FakeInventorySource : public sync::InventorySource {
       }
     }
     return listing;
+  }
+
+  void read_images(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
+                   const OnRead& on_read) override {
+    batch_sizes.push_back(refs.size());
+    if (!batch_in_reverse) {
+      InventorySource::read_images(pool, refs, on_read);
+      return;
+    }
+    for (std::size_t i = refs.size(); i-- > 0;) {
+      on_read(i, read_image(pool, refs[i]));
+    }
   }
 
   sync::ImageRead read_image(const inventory::Pool& pool, const inventory::ImageRef& ref) override {

@@ -248,6 +248,68 @@ TEST_F(SyncerTest, InterruptionWhileReadingStopsBeforeTheNextImage) {
   EXPECT_EQ(sink.stores, 0);
 }
 
+TEST_F(SyncerTest, EachPoolIsReadInOneBatch) {
+  sync();
+  EXPECT_EQ(source.batch_sizes, (std::vector<std::size_t>{2, 1}));
+}
+
+TEST_F(SyncerTest, ImagesDeliveredOutOfOrderAreStoredInListingOrder) {
+  source.batch_in_reverse = true;
+  source.vanish_on_read.insert("id-a");
+  source.moved_to_trash.insert("id-a");
+  source.fail_on_read.insert("id-b");
+  source.add_image(1, "id-d", "d");
+  source.add_image(1, "id-e", "e");
+  const SyncReport report = sync();
+  std::vector<std::string> names;
+  for (const auto& image : stored().images) {
+    names.push_back(image.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"d", "e", "c"}));
+  EXPECT_EQ(report.skipped, 1U);
+  ASSERT_EQ(report.stale.size(), 1U);
+  EXPECT_EQ(report.stale[0].path, "rbd/b");
+  ASSERT_EQ(stored().trash.size(), 1U);
+  EXPECT_EQ(stored().trash[0].image_id, "id-a");
+}
+
+TEST_F(SyncerTest, FailedImageOfABatchIsRetriedOnceAfterTheBatchAndStored) {
+  source.batch_in_reverse = true;
+  source.fail_reads["id-a"] = 1;
+  std::vector<std::size_t> done;
+  struct Recorder : ProgressObserver {
+    explicit Recorder(std::vector<std::size_t>& done) : m_done(done) {}
+    void on_progress(Phase phase, std::size_t images_done, std::size_t /*total*/) override {
+      if (phase == Phase::reading) {
+        m_done.push_back(images_done);
+      }
+    }
+    std::vector<std::size_t>& m_done;
+  } recorder(done);
+  const SyncReport report = Syncer().run(source, sink, SyncOptions{}, &recorder);
+  EXPECT_FALSE(report.partial());
+  EXPECT_EQ(report.images, 3U);
+  EXPECT_EQ(source.reads, 4);
+  // Every image is counted once, the retried one when its retry is done.
+  EXPECT_EQ(done, (std::vector<std::size_t>{0, 1, 2, 3}));
+}
+
+TEST_F(SyncerTest, InterruptionInsideABatchStopsItAndCommitsNothing) {
+  source.batch_in_reverse = true;
+  SyncOptions options;
+  int checks = 0;
+  // 2 pool listings, then before the first pool's batch; the 4th check follows the
+  // first image the batch delivered.
+  options.check_interrupted = [&checks] {
+    if (++checks == 4) {
+      throw Error(ExitCode::interrupted_term, "interrupted by SIGTERM before commit");
+    }
+  };
+  EXPECT_THROW(Syncer().run(source, sink, options), Error);
+  EXPECT_EQ(source.reads, 1);
+  EXPECT_EQ(sink.stores, 0);
+}
+
 TEST_F(SyncerTest, UnknownPoolFailsBeforeAnythingIsRead) {
   try {
     sync({"nope"});

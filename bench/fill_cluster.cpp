@@ -1,0 +1,172 @@
+// Fills a throwaway pool with N RBD images through librbd, several creates in flight.
+//
+//   fill_cluster CONF CLIENT_ID POOL IMAGES [THREADS]      (THREADS default 8)
+//
+// Images are named img-000000 ...; every 10th gets a snapshot "s1" (the first few of
+// those are protected and cloned, the clones count towards IMAGES), and a few dozen get
+// a small write (64 KiB at offset 0), so that usage, parents and snapshots are all
+// present. Every image has the default features (layering, exclusive-lock, object-map,
+// fast-diff, deep-flatten). A serial loop of 1,000 create2 takes ~13 s on a
+// bluestore-on-file OSD; THREADS workers each with their own IoCtx overlap the round trips.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <rbd/features.h>
+#include <rados/librados.hpp>
+#include <rbd/librbd.hpp>
+
+namespace {
+
+constexpr std::uint64_t k_features = RBD_FEATURE_LAYERING | RBD_FEATURE_EXCLUSIVE_LOCK |
+                                     RBD_FEATURE_OBJECT_MAP | RBD_FEATURE_FAST_DIFF |
+                                     RBD_FEATURE_DEEP_FLATTEN;
+constexpr std::uint64_t k_gib = 1ULL << 30;
+constexpr std::size_t k_write_bytes = 64 * 1024;
+constexpr const char* k_snapshot = "s1";
+
+std::string image_name(int index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "img-%06d", index);
+  return name;
+}
+
+void fail(const std::string& what, int r) {
+  std::fprintf(stderr, "fill_cluster: %s: error %d\n", what.c_str(), r);
+  std::exit(1);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Runs task(i) for i in [0, count) on `threads` workers, each with its own IoCtx.
+void run_parallel(librados::IoCtx& io, int count, int threads,
+                  const std::function<void(librados::IoCtx&, int)>& task) {
+  std::atomic<int> next{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      librados::IoCtx own;
+      own.dup(io);
+      for (int i = next++; i < count; i = next++) {
+        task(own, i);
+      }
+    });
+  }
+  for (auto& worker : workers) {
+    worker.join();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: %s CONF CLIENT_ID POOL IMAGES [THREADS]\n", argv[0]);
+    return 64;
+  }
+  const char* conf = argv[1];
+  const char* client_id = argv[2];
+  const std::string pool = argv[3];
+  const int images = std::atoi(argv[4]);
+  const int threads = argc > 5 ? std::max(1, std::atoi(argv[5])) : 8;
+  if (images < 1) {
+    std::fprintf(stderr, "fill_cluster: IMAGES must be at least 1\n");
+    return 64;
+  }
+
+  librados::Rados rados;
+  int r = rados.init(client_id);
+  if (r == 0) {
+    r = rados.conf_read_file(conf);
+  }
+  if (r == 0) {
+    r = rados.connect();
+  }
+  if (r < 0) {
+    fail("connecting", r);
+  }
+  librados::IoCtx io;
+  if ((r = rados.ioctx_create(pool.c_str(), io)) < 0) {
+    fail("opening pool " + pool, r);
+  }
+
+  // Snapshots on every 10th image; the first `parents` of them are cloned once each.
+  const int snapshots = (images + 9) / 10;
+  const int clones = std::min(20, images / 100);
+  const int plain = images - clones;
+  const int writes = std::min(40, plain / 10);
+
+  auto start = std::chrono::steady_clock::now();
+  run_parallel(io, plain, threads, [](librados::IoCtx& own, int i) {
+    librbd::RBD rbd;
+    int order = 22;
+    // 1..8 GiB, so sizes differ between rows.
+    const std::uint64_t size = (1 + static_cast<std::uint64_t>(i % 8)) * k_gib;
+    const int created = rbd.create2(own, image_name(i).c_str(), size, k_features, &order);
+    if (created < 0) {
+      fail("creating " + image_name(i), created);
+    }
+  });
+  std::printf("fill_cluster: %d images created in %.1fs (%d threads)\n", plain,
+              seconds_since(start), threads);
+
+  // Writes go to images 1, 11, 21, ... (not snapshotted, so no copy-on-write cost) and
+  // to the first few snapshotted images before their snapshot, so snapshots hold data.
+  start = std::chrono::steady_clock::now();
+  const int snapshot_count = std::min(snapshots, (plain + 9) / 10);
+  run_parallel(io, std::max(writes, snapshot_count), threads, [&](librados::IoCtx& own, int k) {
+    const auto touch = [&](int i, bool write, bool snapshot) {
+      librbd::RBD rbd;
+      librbd::Image image;
+      int res = rbd.open(own, image, image_name(i).c_str());
+      if (res < 0) {
+        fail("opening " + image_name(i), res);
+      }
+      if (write) {
+        librados::bufferlist data;
+        data.append(std::string(k_write_bytes, static_cast<char>('a' + i % 26)));
+        const auto written = image.write(0, data.length(), data);
+        if (written < 0) {
+          fail("writing " + image_name(i), static_cast<int>(written));
+        }
+      }
+      if (snapshot && (res = image.snap_create(k_snapshot)) < 0) {
+        fail("snapshotting " + image_name(i), res);
+      }
+      if (snapshot && k < clones && (res = image.snap_protect(k_snapshot)) < 0) {
+        fail("protecting " + image_name(i), res);
+      }
+      image.close();
+    };
+    if (k < snapshot_count) {
+      touch(k * 10, k < writes / 4, true);
+    }
+    if (k < writes && k * 10 + 1 < plain) {
+      touch(k * 10 + 1, true, false);
+    }
+  });
+  std::printf("fill_cluster: %d snapshots, %d small writes in %.1fs\n", snapshot_count, writes,
+              seconds_since(start));
+
+  start = std::chrono::steady_clock::now();
+  run_parallel(io, clones, threads, [](librados::IoCtx& own, int k) {
+    librbd::RBD rbd;
+    int order = 22;
+    const std::string child = image_name(1000000 - 1 - k);
+    const int cloned = rbd.clone(own, image_name(k * 10).c_str(), k_snapshot, own, child.c_str(),
+                                 k_features, &order);
+    if (cloned < 0) {
+      fail("cloning into " + child, cloned);
+    }
+  });
+  std::printf("fill_cluster: %d clones in %.1fs\n", clones, seconds_since(start));
+  return 0;
+}

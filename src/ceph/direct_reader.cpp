@@ -1,0 +1,434 @@
+#include "ceph/direct_reader.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include <rbd/features.h>
+
+#include "ceph/header_decoder.hpp"
+#include "ceph/image_reader.hpp"
+
+namespace rbdsync::ceph {
+
+using inventory::Image;
+using inventory::ImageRef;
+using inventory::Pool;
+
+namespace {
+
+constexpr std::uint64_t k_max_omap_keys = 1024;
+constexpr std::uint64_t k_invalid_map_flags =
+    RBD_FLAG_OBJECT_MAP_INVALID | RBD_FLAG_FAST_DIFF_INVALID;
+constexpr std::uint8_t k_protection_unprotected = 0;
+constexpr std::uint32_t k_user_snapshot = 0;
+
+struct CompletionRelease {
+  void operator()(librados::AioCompletion* completion) const { completion->release(); }
+};
+using Completion = std::unique_ptr<librados::AioCompletion, CompletionRelease>;
+
+/// The reads of one image: the header's compound operation and its object map.
+struct Slot {
+  std::size_t index = 0;
+  librados::ObjectReadOperation header_op;
+  std::map<std::string, librados::bufferlist> omap;
+  bool more = false;
+  int omap_r = 0;
+  std::list<obj_watch_t> watchers;
+  int watchers_r = 0;
+  librados::bufferlist lock_in;
+  librados::bufferlist lock_out;
+  int lock_r = 0;
+  librados::ObjectReadOperation map_op;
+  librados::bufferlist map;
+  int map_r = 0;
+  Completion header_done;
+  Completion map_done;
+  int pending = 0;  ///< completions still to come (under Batch::m_mutex)
+};
+
+class Batch;
+struct Arg {
+  Batch* batch;
+  std::size_t at;
+};
+
+/// The slots and the queue of finished ones; callbacks only record and wake.
+class Batch {
+ public:
+  explicit Batch(std::size_t size) : m_args(size) {
+    for (std::size_t i = 0; i < size; ++i) {
+      m_slots.push_back(std::make_unique<Slot>());
+      m_args[i] = Arg{this, i};
+      m_free.push_back(i);
+    }
+  }
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  /// Waits for every read in flight: no callback may reach a destroyed Batch.
+  ~Batch() {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [this] { return m_in_flight == 0; });
+  }
+
+  bool has_free() {
+    std::lock_guard lock(m_mutex);
+    return !m_free.empty();
+  }
+
+  void start(librados::IoCtx& io, const ImageRef& ref, std::size_t index) {
+    std::size_t at = 0;
+    {
+      std::lock_guard lock(m_mutex);
+      at = m_free.front();
+      m_free.pop_front();
+    }
+    m_slots[at] = std::make_unique<Slot>();
+    Slot& slot = *m_slots[at];
+    slot.index = index;
+    slot.header_op.omap_get_vals2("", k_max_omap_keys, &slot.omap, &slot.more, &slot.omap_r);
+    slot.header_op.list_watchers(&slot.watchers, &slot.watchers_r);
+    const std::string request = encode_lock_info_request("rbd_lock");
+    slot.lock_in.append(request.data(), request.size());
+    slot.header_op.exec("lock", "get_info", slot.lock_in, &slot.lock_out, &slot.lock_r);
+    slot.map_op.read(0, 0, &slot.map, &slot.map_r);
+    slot.header_done.reset(
+        librados::Rados::aio_create_completion(&m_args[at], &Batch::on_complete));
+    slot.map_done.reset(librados::Rados::aio_create_completion(&m_args[at], &Batch::on_complete));
+    {
+      std::lock_guard lock(m_mutex);
+      slot.pending = 2;
+      m_in_flight += 2;
+    }
+    if (io.aio_operate("rbd_header." + ref.image_id, slot.header_done.get(), &slot.header_op,
+                       nullptr) < 0) {
+      done(at);
+    }
+    if (io.aio_operate("rbd_object_map." + ref.image_id, slot.map_done.get(), &slot.map_op,
+                       nullptr) < 0) {
+      done(at);
+    }
+  }
+
+  /// Waits for an image whose reads are all done and returns its slot.
+  std::size_t wait_ready() {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [this] { return !m_ready.empty(); });
+    const std::size_t at = m_ready.front();
+    m_ready.pop_front();
+    return at;
+  }
+
+  Slot& slot(std::size_t at) { return *m_slots[at]; }
+
+  void release(std::size_t at) {
+    std::lock_guard lock(m_mutex);
+    m_free.push_back(at);
+  }
+
+ private:
+  static void on_complete(librados::completion_t /*completion*/, void* arg) {
+    auto* self = static_cast<Arg*>(arg);
+    self->batch->done(self->at);
+  }
+
+  void done(std::size_t at) {
+    std::lock_guard lock(m_mutex);
+    --m_in_flight;
+    if (--m_slots[at]->pending == 0) {
+      m_ready.push_back(at);
+    }
+    m_changed.notify_all();
+  }
+
+  std::vector<Arg> m_args;  ///< the callbacks' arguments, one per slot; never resized
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  std::vector<std::unique_ptr<Slot>> m_slots;
+  std::deque<std::size_t> m_free;
+  std::deque<std::size_t> m_ready;
+  std::size_t m_in_flight = 0;
+};
+
+std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {
+  // librbd's ObjectMap::object_map_name(): the snapshot id in 16 hex digits.
+  static constexpr char k_digits[] = "0123456789abcdef";
+  std::string suffix(17, '.');
+  for (int i = 16; i > 0; --i, snap_id >>= 4) {
+    suffix[static_cast<std::size_t>(i)] = k_digits[snap_id & 0xf];
+  }
+  return "rbd_object_map." + image_id + suffix;
+}
+
+/// Turns one image's reads into an Image, or says why librbd must read it.
+class Assembler {
+ public:
+  Assembler(librados::Rados& rados, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
+            bool exact_usage, std::map<std::string, bool>& known_options)
+      : m_rados(rados),
+        m_io(io),
+        m_pool(pool),
+        m_ref(ref),
+        m_exact_usage(exact_usage),
+        m_known_options(known_options) {}
+
+  /// The image, or nullopt with m_reason set.
+  std::optional<Image> assemble(Slot& slot) {
+    const int header_r = slot.header_done->get_return_value();
+    if (header_r < 0 || slot.omap_r < 0 || slot.watchers_r < 0 || slot.lock_r < 0) {
+      return fail("header read failed");  // librbd tells gone, trashed and damaged apart
+    }
+    if (slot.more) {
+      return fail("header has more than " + std::to_string(k_max_omap_keys) + " keys");
+    }
+    std::map<std::string, std::string> omap;
+    for (auto& [key, value] : slot.omap) {
+      omap.emplace(key, value.to_str());
+    }
+    HeaderDecoding decoded = decode_header(omap);
+    if (!decoded.header) {
+      return fail(decoded.fallback_reason);
+    }
+    const DecodedHeader& header = *decoded.header;
+    if ((header.features & RBD_FEATURE_MIGRATING) != 0) {
+      return fail("migration");
+    }
+    if (!m_pool.mirror_mode.empty() && m_pool.mirror_mode != "disabled") {
+      return fail("mirroring enabled in the pool");
+    }
+
+    Image out;
+    out.key = inventory::ImageKey{m_pool.id, m_ref.pool_namespace, m_ref.image_id};
+    out.name = m_ref.name;
+    out.format = 2;
+    out.size_bytes = header.size_bytes;
+    out.order = header.order;
+    out.object_size = std::uint64_t{1} << header.order;
+    out.stripe_unit = header.stripe_unit;
+    out.stripe_count = header.stripe_count;
+    out.object_count =
+        object_count(out.size_bytes, out.object_size, out.stripe_unit, out.stripe_count);
+    out.features = header.features;
+    out.op_features = header.op_features;
+    out.flags = header.flags;
+    if (header.data_pool_id && *header.data_pool_id >= 0 && *header.data_pool_id != m_pool.id) {
+      out.data_pool_id = header.data_pool_id;
+    }
+    out.block_name_prefix = header.object_prefix;
+    if (header.snapshot_limit && *header.snapshot_limit != UINT64_MAX) {
+      out.snapshot_limit = header.snapshot_limit;
+    }
+    out.create_timestamp = header.create_timestamp;
+    out.modify_timestamp = header.modify_timestamp;
+    out.access_timestamp = header.access_timestamp;
+    for (const auto& [name, value] : header.config) {
+      if (known_option(name)) {
+        out.config_overrides.push_back({name, value});
+      }
+    }
+
+    for (const obj_watch_t& watcher : slot.watchers) {
+      out.watchers.push_back({watcher.addr, watcher.watcher_id, watcher.cookie});
+    }
+    const auto locks = decode_lock_info(slot.lock_out.to_str());
+    if (!locks) {
+      return fail("cannot decode the lock info");
+    }
+    out.lockers = locks->lockers;
+    if (!out.lockers.empty()) {
+      out.lock_type = locks->exclusive ? "exclusive" : "shared";
+    }
+
+    const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
+    if (fast_diff && out.stripe_count > 1 && out.stripe_unit != out.object_size) {
+      return fail("fast-diff with fancy striping");
+    }
+    const bool v2_parent = (header.op_features & RBD_OPERATION_FEATURE_CLONE_PARENT) != 0;
+    for (const HeaderSnapshot& snap : header.snapshots) {
+      if (snap.namespace_type != k_user_snapshot) {
+        return fail("non-user snapshot");
+      }
+      if (snap.protection_status != k_protection_unprotected) {
+        return fail("protected snapshot (clone v1 children are listed in every pool)");
+      }
+    }
+
+    // Usage as the librbd reader computes it: each user snapshot diffed from the one
+    // before, the head from the last one; unknown where a map in the range is invalid.
+    std::uint64_t range_flags = 0;
+    const std::vector<std::uint8_t>* previous_map = nullptr;
+    std::uint64_t previous_size = 0;
+    std::vector<std::vector<std::uint8_t>> maps;
+    maps.reserve(header.snapshots.size());
+    for (const HeaderSnapshot& snap : header.snapshots) {
+      inventory::Snapshot row;
+      row.id = snap.id;
+      row.name = snap.name;
+      row.size_bytes = snap.size_bytes;
+      row.namespace_type = "user";
+      row.timestamp = snap.timestamp;
+      row.children = v2_parent ? snap.child_count : 0;
+      range_flags |= snap.flags;
+      auto usage = this->usage(fast_diff, range_flags, object_map_name(m_ref.image_id, snap.id),
+                               nullptr, previous_map, previous_size, snap.size_bytes, out);
+      if (!usage) {
+        return std::nullopt;
+      }
+      row.usage = std::move(usage->first);
+      maps.push_back(std::move(usage->second));
+      previous_map = maps.back().empty() ? nullptr : &maps.back();
+      previous_size = snap.size_bytes;
+      range_flags = snap.flags;
+      out.snapshots.push_back(std::move(row));
+    }
+    if (slot.map_done->get_return_value() < 0 || slot.map_r < 0) {
+      if (fast_diff && ((range_flags | header.flags) & k_invalid_map_flags) == 0) {
+        return fail("cannot read the object map");
+      }
+    }
+    const std::string head_map = slot.map.to_str();
+    auto usage = this->usage(fast_diff, range_flags | header.flags, std::string(), &head_map,
+                             previous_map, previous_size, out.size_bytes, out);
+    if (!usage) {
+      return std::nullopt;
+    }
+    out.usage = std::move(usage->first);
+    return out;
+  }
+
+  const std::string& reason() const { return m_reason; }
+
+ private:
+  std::nullopt_t fail(std::string reason) {
+    m_reason = std::move(reason);
+    return std::nullopt;
+  }
+
+  bool known_option(const std::string& name) {
+    // librbd's config_list shows only options of its own that this Ceph knows.
+    if (name.compare(0, 4, "rbd_") != 0) {
+      return false;
+    }
+    auto found = m_known_options.find(name);
+    if (found == m_known_options.end()) {
+      std::string value;
+      found = m_known_options.emplace(name, m_rados.conf_get(name.c_str(), value) == 0).first;
+    }
+    return found->second;
+  }
+
+  /// The usage of one snapshot or the head and the object map it used (empty when none
+  /// was needed); nullopt (m_reason set) when librbd must compute it.
+  std::optional<std::pair<inventory::Usage, std::vector<std::uint8_t>>> usage(
+      bool fast_diff, std::uint64_t range_flags, const std::string& map_object,
+      const std::string* map_bytes, const std::vector<std::uint8_t>* previous_map,
+      std::uint64_t previous_size, std::uint64_t size, const Image& image) {
+    inventory::Usage result;
+    if (!fast_diff) {
+      result.unknown_reason = "fast-diff disabled";
+    } else if ((range_flags & RBD_FLAG_OBJECT_MAP_INVALID) != 0) {
+      result.unknown_reason = "object map invalid";
+    } else if ((range_flags & RBD_FLAG_FAST_DIFF_INVALID) != 0) {
+      result.unknown_reason = "fast-diff invalid";
+    }
+    if (!result.unknown_reason.empty()) {
+      if (m_exact_usage) {
+        fail("exact usage without a valid fast-diff map");
+        return std::nullopt;
+      }
+      return std::make_pair(result, std::vector<std::uint8_t>());
+    }
+    std::string bytes;
+    if (map_bytes != nullptr) {
+      bytes = *map_bytes;
+    } else {
+      librados::bufferlist read;
+      if (m_io.read(map_object, read, 0, 0) < 0) {
+        fail("cannot read a snapshot's object map");
+        return std::nullopt;
+      }
+      bytes = read.to_str();
+    }
+    auto states = decode_object_map(bytes);
+    if (!states) {
+      fail("cannot decode an object map");
+      return std::nullopt;
+    }
+    const auto used =
+        fast_diff_used_bytes(previous_map, previous_size, *states, size, image.object_size);
+    if (!used) {
+      fail("object map smaller than the image");
+      return std::nullopt;
+    }
+    result.used_bytes = used;
+    return std::make_pair(result, std::move(*states));
+  }
+
+  librados::Rados& m_rados;
+  librados::IoCtx& m_io;
+  const Pool& m_pool;
+  const ImageRef& m_ref;
+  bool m_exact_usage;
+  std::map<std::string, bool>& m_known_options;
+  std::string m_reason;
+};
+
+}  // namespace
+
+void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
+                        const Pool& pool, const std::vector<ImageRef>& refs, bool exact_usage,
+                        const sync::InventorySource::OnRead& on_read, FallbackCounts& fallbacks,
+                        std::size_t in_flight) {
+  std::map<std::string, bool> known_options;
+  const auto through_librbd = [&](std::size_t index, const std::string& reason) {
+    ++fallbacks[reason];
+    io.set_namespace(refs[index].pool_namespace);
+    on_read(index, read_image(rbd, io, pool, refs[index], exact_usage));
+  };
+
+  Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));
+  std::size_t next = 0;
+  std::size_t reading = 0;
+  while (next < refs.size() || reading > 0) {
+    while (next < refs.size() && batch.has_free()) {
+      if (refs[next].image_id.empty()) {
+        through_librbd(next++, "format 1");
+        continue;
+      }
+      // The operation takes the IoCtx's namespace when it is submitted.
+      io.set_namespace(refs[next].pool_namespace);
+      batch.start(io, refs[next], next);
+      ++next;
+      ++reading;
+    }
+    if (reading == 0) {
+      continue;
+    }
+    const std::size_t at = batch.wait_ready();
+    --reading;
+    Slot& slot = batch.slot(at);
+    const std::size_t index = slot.index;
+    io.set_namespace(refs[index].pool_namespace);
+    Assembler assembler(rados, io, pool, refs[index], exact_usage, known_options);
+    std::optional<Image> image = assembler.assemble(slot);
+    batch.release(at);
+    if (image) {
+      sync::ImageRead read;
+      read.image = std::move(*image);
+      on_read(index, std::move(read));
+    } else {
+      through_librbd(index, assembler.reason());
+    }
+  }
+  io.set_namespace("");
+}
+
+}  // namespace rbdsync::ceph

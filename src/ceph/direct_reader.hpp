@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <rados/librados.hpp>
+#include <rbd/librbd.hpp>
+
+#include "inventory/inventory.hpp"
+#include "sync/source.hpp"
+
+namespace rbdsync::ceph {
+
+/// How many header reads the direct reader keeps in flight.
+inline constexpr std::size_t k_header_reads_in_flight = 64;
+
+/// Images the direct reader handed to librbd, by reason.
+using FallbackCounts = std::map<std::string, std::size_t>;
+
+/// Reads `refs` of `pool` without opening them: one compound read of each header
+/// object (omap, watchers, cls lock info) and a read of its object map, `in_flight` at a
+/// time, decoded by header_decoder. An image it does not fully understand is read
+/// through librbd (read_image) instead and counted in `fallbacks`. `rados` answers
+/// which config option names exist. Throws as read_image() does, after the reads in
+/// flight have finished.
+void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
+                        const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
+                        bool exact_usage, const sync::InventorySource::OnRead& on_read,
+                        FallbackCounts& fallbacks,
+                        std::size_t in_flight = k_header_reads_in_flight);
+
+}  // namespace rbdsync::ceph

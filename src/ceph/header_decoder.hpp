@@ -1,0 +1,94 @@
+#pragma once
+
+/// Decodes what the direct reader fetches for an RBD format 2 image: the omap of its
+/// header object `rbd_header.<id>` (cls_rbd's keys), the cls "lock" get_info reply and
+/// the object map objects (a BitVector<2>). Plain bytes in, plain values out: no
+/// librados here, so every rule is unit-tested from captured bytes.
+///
+/// Anything not understood (an unknown encoding version, a key this decoder does not
+/// know how to turn into what librbd reports) yields a fallback reason instead of a
+/// guess: the caller then reads that image through librbd.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inventory/inventory.hpp"
+
+namespace rbdsync::ceph {
+
+/// One `snapshot_<id>` record (cls_rbd_snap, encoding version 8).
+struct HeaderSnapshot {
+  std::uint64_t id = 0;
+  std::string name;
+  std::uint64_t size_bytes = 0;
+  std::uint8_t protection_status = 0;  ///< 0 unprotected, 1 unprotecting, 2 protected
+  std::uint64_t flags = 0;             ///< RBD_FLAG_*, of this snapshot's object map
+  std::uint32_t namespace_type = 0;    ///< 0 user, 1 group, 2 trash, 3 mirror
+  std::optional<inventory::Timestamp> timestamp;
+  std::uint32_t child_count = 0;  ///< clone v2 children
+};
+
+/// What a format 2 header says of its image.
+struct DecodedHeader {
+  std::uint64_t size_bytes = 0;
+  int order = 0;
+  std::uint64_t features = 0;
+  std::uint64_t op_features = 0;
+  std::uint64_t flags = 0;
+  std::string object_prefix;
+  std::optional<std::int64_t> data_pool_id;
+  std::uint64_t stripe_unit = 0;   ///< object size unless the header sets it
+  std::uint64_t stripe_count = 1;  ///< 1 unless the header sets it
+  std::optional<std::uint64_t> snapshot_limit;
+  std::optional<inventory::Timestamp> create_timestamp;
+  std::optional<inventory::Timestamp> modify_timestamp;
+  std::optional<inventory::Timestamp> access_timestamp;
+  /// `conf_*` image metadata: option name -> value, as stored.
+  std::map<std::string, std::string> config;
+  std::vector<HeaderSnapshot> snapshots;  ///< in id order
+};
+
+/// The header, or why it must be read through librbd instead.
+struct HeaderDecoding {
+  std::optional<DecodedHeader> header;
+  std::string fallback_reason;  ///< set when header is empty
+};
+
+/// Decodes the omap of `rbd_header.<id>` (every key). Falls back for a parent (clone),
+/// a group, a migration, an unknown key encoding, or a missing required key.
+HeaderDecoding decode_header(const std::map<std::string, std::string>& omap);
+
+/// The lockers of `rbd_lock` as the cls "lock" get_info reply lists them, with the lock
+/// type; nullopt when the reply is not understood.
+struct LockInfo {
+  std::vector<inventory::Locker> lockers;
+  bool exclusive = false;
+};
+std::optional<LockInfo> decode_lock_info(const std::string& bytes);
+
+/// The cls "lock" get_info request for the lock named `name`.
+std::string encode_lock_info_request(const std::string& name);
+
+/// The object states of an object map object (BitVector<2>: header, data, footer with
+/// CRCs, which are not checked); nullopt when the bytes are not such an object.
+std::optional<std::vector<std::uint8_t>> decode_object_map(const std::string& bytes);
+
+/// Bytes `rbd du` reports for the snapshot or head whose object map is `end`, diffed
+/// (whole objects, fast-diff) from the previous user snapshot's map `from` (nullopt: from
+/// nothing). `size_bytes` is the size of that snapshot or head; objects are
+/// `object_size` apart (no fancy striping). nullopt when a map is smaller than the
+/// image needs (librbd then refuses the fast diff).
+std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t>* from,
+                                                  std::uint64_t from_size_bytes,
+                                                  const std::vector<std::uint8_t>& end,
+                                                  std::uint64_t size_bytes,
+                                                  std::uint64_t object_size);
+
+/// Objects an image of `size_bytes` spans (Striper::get_num_objects).
+std::uint64_t object_count(std::uint64_t size_bytes, std::uint64_t object_size,
+                           std::uint64_t stripe_unit, std::uint64_t stripe_count);
+
+}  // namespace rbdsync::ceph

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <rados/librados.hpp>
+#include <rbd/librbd.hpp>
+
+#include "inventory/inventory.hpp"
+#include "sync/source.hpp"
+
+namespace rbdsync::ceph {
+
+/// How many librbd opens the batch keeps in flight. librbd's open costs ~10 OSD
+/// operations and ~4 ms of client CPU; at 32 the client saturates two cores, and more
+/// does not help (ceph-notes.md, "Inventory performance facts").
+inline constexpr std::size_t k_librbd_opens_in_flight = 32;
+
+/// read_image() for many images of `pool`, `in_flight` opens at a time: the opens run
+/// in librbd (aio_open_read_only), the reads of each opened image on the calling
+/// thread, which also calls `on_read`. `io` is the pool's context; the batch sets its
+/// namespace as it goes. When `on_read` or a read throws, every open still in flight is
+/// waited for and every image closed before the exception leaves.
+void read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
+                        const std::vector<inventory::ImageRef>& refs, bool exact_usage,
+                        const sync::InventorySource::OnRead& on_read,
+                        std::size_t in_flight = k_librbd_opens_in_flight);
+
+}  // namespace rbdsync::ceph

@@ -1,0 +1,168 @@
+#include "ceph/header_decoder.hpp"
+
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace rbdsync::ceph {
+namespace {
+
+std::string bytes(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+// Captured from the test cluster (Ceph 16.2.15): `rbd create --size 12M`, 1 MiB
+// written at offset 0, then `rbd snap create img@s1`.
+std::map<std::string, std::string> captured_header() {
+  return {
+      {"access_timestamp", bytes("8566116b92b96719")},
+      {"create_timestamp", bytes("8566116b92b96719")},
+      {"features", bytes("3d00000000000000")},
+      {"modify_timestamp", bytes("8566116b92b96719")},
+      {"object_prefix", bytes("150000007262645f646174612e616464613438663336623166")},
+      {"order", bytes("16")},
+      {"size", bytes("0000c00000000000")},
+      {"snap_seq", bytes("0400000000000000")},
+      {"snapshot_0000000000000004",
+       bytes("08083600000004000000000000000200000073310000c00000000000000000000000000000010104"
+             "000000000000008566116b11017e370000000000")},
+  };
+}
+
+// rbd_object_map.<id> of that image after the snapshot: 3 objects, the first clean.
+const std::string k_captured_map =
+    bytes("0e0000000101080000000300000000000000c00c0000003b3df33101000000c4268dc3");
+
+constexpr std::uint64_t k_mib = 1ULL << 20;
+
+TEST(HeaderDecoder, CapturedHeaderDecodesToWhatRbdInfoShows) {
+  const HeaderDecoding decoded = decode_header(captured_header());
+  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
+  const DecodedHeader& header = *decoded.header;
+  EXPECT_EQ(header.size_bytes, 12 * k_mib);
+  EXPECT_EQ(header.order, 22);
+  EXPECT_EQ(header.features, 0x3dU);
+  EXPECT_EQ(header.object_prefix, "rbd_data.adda48f36b1f");
+  EXPECT_EQ(header.stripe_unit, 4 * k_mib);
+  EXPECT_EQ(header.stripe_count, 1U);
+  EXPECT_FALSE(header.snapshot_limit);
+  EXPECT_FALSE(header.data_pool_id);
+  EXPECT_EQ(header.create_timestamp, 0x6b116685LL * 1'000'000 + 0x1967b992 / 1000);
+  ASSERT_EQ(header.snapshots.size(), 1U);
+  const HeaderSnapshot& snap = header.snapshots[0];
+  EXPECT_EQ(snap.id, 4U);
+  EXPECT_EQ(snap.name, "s1");
+  EXPECT_EQ(snap.size_bytes, 12 * k_mib);
+  EXPECT_EQ(snap.protection_status, 0);
+  EXPECT_EQ(snap.namespace_type, 0U);
+  EXPECT_EQ(snap.child_count, 0U);
+  EXPECT_TRUE(snap.timestamp);
+}
+
+TEST(HeaderDecoder, ConfigOverridesComeFromConfMetadata) {
+  auto omap = captured_header();
+  omap["metadata_conf_rbd_qos_iops_limit"] = "100";
+  omap["metadata_owner"] = "someone";
+  const HeaderDecoding decoded = decode_header(omap);
+  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
+  EXPECT_EQ(decoded.header->config,
+            (std::map<std::string, std::string>{{"rbd_qos_iops_limit", "100"}}));
+}
+
+TEST(HeaderDecoder, ClonesGroupsMigrationsAndUnknownKeysFallBack) {
+  for (const auto& [key, reason] :
+       std::map<std::string, std::string>{{"parent", "clone"},
+                                          {"group", "group member"},
+                                          {"migration", "migration"},
+                                          {"mystery", "unknown header key 'mystery'"}}) {
+    auto omap = captured_header();
+    omap[key] = "x";
+    const HeaderDecoding decoded = decode_header(omap);
+    EXPECT_FALSE(decoded.header) << key;
+    EXPECT_EQ(decoded.fallback_reason, reason);
+  }
+}
+
+TEST(HeaderDecoder, SnapshotRecordOfAnOlderEncodingFallsBack) {
+  auto omap = captured_header();
+  omap["snapshot_0000000000000004"][0] = 7;  // version 7: pre-Nautilus layout
+  const HeaderDecoding decoded = decode_header(omap);
+  EXPECT_FALSE(decoded.header);
+  EXPECT_EQ(decoded.fallback_reason, "cannot decode snapshot record 'snapshot_0000000000000004'");
+}
+
+TEST(HeaderDecoder, TruncatedValueFallsBack) {
+  auto omap = captured_header();
+  omap["size"].pop_back();
+  EXPECT_FALSE(decode_header(omap).header);
+  omap = captured_header();
+  omap.erase("object_prefix");
+  EXPECT_FALSE(decode_header(omap).header);
+}
+
+TEST(HeaderDecoder, CapturedObjectMapHoldsOneCleanObjectFirst) {
+  const auto states = decode_object_map(k_captured_map);
+  ASSERT_TRUE(states);
+  EXPECT_EQ(*states, (std::vector<std::uint8_t>{3, 0, 0}));
+  EXPECT_FALSE(decode_object_map(k_captured_map.substr(0, 20)));
+}
+
+TEST(HeaderDecoder, UsageFromNothingCountsEveryExistingObjectClippedToTheSize) {
+  const std::vector<std::uint8_t> end{3, 0, 1, 2};
+  // The last object holds only 1 MiB of a 13 MiB image.
+  EXPECT_EQ(fast_diff_used_bytes(nullptr, 0, end, 13 * k_mib, 4 * k_mib), 9 * k_mib);
+}
+
+TEST(HeaderDecoder, UsageSinceASnapshotCountsOnlyObjectsWrittenSince) {
+  const std::vector<std::uint8_t> before{3, 3, 0, 1};
+  const std::vector<std::uint8_t> after{3, 1, 3, 0};
+  // 0 unchanged (clean), 1 rewritten, 2 new, 3 removed.
+  EXPECT_EQ(fast_diff_used_bytes(&before, 16 * k_mib, after, 16 * k_mib, 4 * k_mib), 8 * k_mib);
+}
+
+TEST(HeaderDecoder, MapSmallerThanTheImageRefusesTheFastDiff) {
+  const std::vector<std::uint8_t> end{1, 1};
+  EXPECT_FALSE(fast_diff_used_bytes(nullptr, 0, end, 12 * k_mib, 4 * k_mib));
+}
+
+TEST(HeaderDecoder, ObjectCountFollowsTheStriper) {
+  EXPECT_EQ(object_count(12 * k_mib + 1, 4 * k_mib, 4 * k_mib, 1), 4U);
+  EXPECT_EQ(object_count(32 * k_mib, k_mib, 64 * 1024, 4), 32U);
+  EXPECT_EQ(object_count(64 * 1024, k_mib, 64 * 1024, 4), 1U);
+}
+
+TEST(HeaderDecoder, LockInfoRequestNamesTheLock) {
+  EXPECT_EQ(encode_lock_info_request("rbd_lock"), bytes("01010c00000008000000") + "rbd_lock");
+}
+
+TEST(HeaderDecoder, LockInfoWithOneExclusiveLockerDecodes) {
+  // cls_lock_get_info_reply: one locker client.4123, cookie "auto 1", 127.0.0.1:0/77.
+  const auto le32 = [](std::uint32_t v) {
+    return std::string{static_cast<char>(v & 0xff), static_cast<char>((v >> 8) & 0xff),
+                       static_cast<char>((v >> 16) & 0xff), static_cast<char>(v >> 24)};
+  };
+  const auto envelope = [&le32](const std::string& body) {
+    return bytes("0101") + le32(static_cast<std::uint32_t>(body.size())) + body;
+  };
+  const std::string id = envelope(bytes("08") + bytes("1b10000000000000") + le32(6) + "auto 1");
+  const std::string address =
+      bytes("01") + envelope(le32(2) + le32(77) + le32(16) + bytes("0200") + bytes("0000") +
+                             bytes("7f000001") + bytes("0000000000000000"));
+  const std::string details = envelope(bytes("0000000000000000") + address + le32(0));
+  const std::string reply = envelope(le32(1) + id + details + bytes("01") + le32(0));
+  const auto info = decode_lock_info(reply);
+  ASSERT_TRUE(info);
+  ASSERT_EQ(info->lockers.size(), 1U);
+  EXPECT_EQ(info->lockers[0].client, "client.4123");
+  EXPECT_EQ(info->lockers[0].cookie, "auto 1");
+  EXPECT_EQ(info->lockers[0].address, "127.0.0.1:0/77");
+  EXPECT_TRUE(info->exclusive);
+}
+
+}  // namespace
+}  // namespace rbdsync::ceph

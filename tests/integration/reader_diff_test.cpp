@@ -1,0 +1,261 @@
+// The direct reader (header objects decoded by rbd-sync) against the librbd reader:
+// over every kind of image the inventory tests create, plus every feature combination,
+// both must read identical inventories. Also times both at scale.
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ceph/ceph_source.hpp"
+#include "ceph/direct_reader.hpp"
+#include "integration/harness.hpp"
+
+namespace rbdsync::testing {
+namespace {
+
+constexpr std::uint64_t k_mib = 1ULL << 20;
+constexpr std::uint64_t k_all_features = 0x3d;
+
+ceph::CephConfig config(ceph::ImageReader reader) {
+  ceph::CephConfig config;
+  config.conf_path = required_env("RBDSYNC_TEST_CEPH_CONF");
+  config.client_name = "client." + required_env("RBDSYNC_TEST_CEPH_ADMIN_ID");
+  config.reader = reader;
+  return config;
+}
+
+/// Every image of `pools`, read with read_images(), by key.
+std::map<inventory::ImageKey, inventory::Image> read_all(ceph::CephSource& source,
+                                                         const std::vector<std::string>& pools) {
+  std::map<inventory::ImageKey, inventory::Image> images;
+  for (const inventory::Pool& pool : source.list_pools(pools)) {
+    const sync::PoolListing listing = source.list_pool(pool);
+    source.read_images(pool, listing.images, [&](std::size_t index, sync::ImageRead read) {
+      EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read)
+          << listing.images[index].name << ": " << read.error;
+      images.emplace(read.image.key, std::move(read.image));
+    });
+  }
+  return images;
+}
+
+template <typename T>
+std::string text(const T& value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+template <typename T>
+std::string text(const std::optional<T>& value) {
+  return value ? text(*value) : std::string("none");
+}
+std::string text(const inventory::Usage& usage) {
+  return usage.used_bytes ? std::to_string(*usage.used_bytes)
+                          : "unknown (" + usage.unknown_reason + ")";
+}
+
+/// The fields in which two reads of one image differ, one per line.
+std::string differences(const inventory::Image& a, const inventory::Image& b) {
+  std::ostringstream out;
+  const auto field = [&out](const char* name, const std::string& x, const std::string& y) {
+    if (x != y) {
+      out << "  " << name << ": librbd " << x << " | direct " << y << "\n";
+    }
+  };
+  field("name", a.name, b.name);
+  field("size", text(a.size_bytes), text(b.size_bytes));
+  field("order", text(a.order), text(b.order));
+  field("object_count", text(a.object_count), text(b.object_count));
+  field("features", text(a.features), text(b.features));
+  field("op_features", text(a.op_features), text(b.op_features));
+  field("flags", text(a.flags), text(b.flags));
+  field("data_pool_id", text(a.data_pool_id), text(b.data_pool_id));
+  field("stripe", text(a.stripe_unit) + "x" + text(a.stripe_count),
+        text(b.stripe_unit) + "x" + text(b.stripe_count));
+  field("block_name_prefix", a.block_name_prefix, b.block_name_prefix);
+  field("snapshot_limit", text(a.snapshot_limit), text(b.snapshot_limit));
+  field("create_timestamp", text(a.create_timestamp), text(b.create_timestamp));
+  field("modify_timestamp", text(a.modify_timestamp), text(b.modify_timestamp));
+  field("access_timestamp", text(a.access_timestamp), text(b.access_timestamp));
+  field("parent", text(a.parent.has_value()), text(b.parent.has_value()));
+  field("group", text(a.group.has_value()), text(b.group.has_value()));
+  field("usage", text(a.usage), text(b.usage));
+  const auto config = [](const inventory::Image& image) {
+    std::string all;
+    for (const auto& option : image.config_overrides) {
+      all += option.name + "=" + option.value + " ";
+    }
+    return all;
+  };
+  field("config", config(a), config(b));
+  const auto watchers = [](const inventory::Image& image) {
+    std::string all;
+    for (const auto& w : image.watchers) {
+      all += w.address + "/" + std::to_string(w.client_id) + "/" + std::to_string(w.cookie) + " ";
+    }
+    return all;
+  };
+  field("watchers", watchers(a), watchers(b));
+  const auto lockers = [](const inventory::Image& image) {
+    std::string all = image.lock_type + ": ";
+    for (const auto& l : image.lockers) {
+      all += l.client + "/" + l.cookie + "/" + l.address + " ";
+    }
+    return all;
+  };
+  field("lockers", lockers(a), lockers(b));
+  field("snapshots", text(a.snapshots.size()), text(b.snapshots.size()));
+  for (std::size_t i = 0; i < std::min(a.snapshots.size(), b.snapshots.size()); ++i) {
+    const auto& x = a.snapshots[i];
+    const auto& y = b.snapshots[i];
+    const std::string at = "snapshot " + x.name;
+    field((at + " id/name/size/ns").c_str(),
+          text(x.id) + "/" + x.name + "/" + text(x.size_bytes) + "/" + x.namespace_type,
+          text(y.id) + "/" + y.name + "/" + text(y.size_bytes) + "/" + y.namespace_type);
+    field((at + " timestamp").c_str(), text(x.timestamp), text(y.timestamp));
+    field((at + " protected/children").c_str(), text(x.is_protected) + "/" + text(x.children),
+          text(y.is_protected) + "/" + text(y.children));
+    field((at + " usage").c_str(), text(x.usage), text(y.usage));
+  }
+  if (out.str().empty() && a != b) {
+    out << "  (a field not listed here: migration, mirroring, parent details)\n";
+  }
+  return out.str();
+}
+
+class ReaderDiffTest : public IntegrationTest {};
+
+TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
+  const std::string pool = unique_name("diff");
+  const std::string second = unique_name("diff");
+  ceph.create_pool(pool);
+  ceph.create_pool(second);
+  ceph.create_namespace(pool, "tenant");
+
+  // What the inventory tests create.
+  ceph.create_image(pool, "fast", 64 * k_mib);
+  ceph.write(pool, "fast", 0, 4 * k_mib);
+  ceph.snapshot(pool, "fast", "s1", /*protect=*/true);
+  ceph.write(pool, "fast", 8 * k_mib, 4 * k_mib);
+  ceph.snapshot(pool, "fast", "s2", /*protect=*/false);
+  ceph.write(pool, "fast", 16 * k_mib, k_mib);
+  ceph.set_image_config(pool, "fast", "rbd_qos_iops_limit", "100");
+  ceph.clone(pool, "fast", "s1", "child");
+  ceph.clone_v2(pool, "", "fast", "s1", second, "", "cross-child");
+  ceph.create_image(pool, "snap-trasher", 8 * k_mib);
+  ceph.snapshot(pool, "snap-trasher", "doomed", /*protect=*/false);
+  ceph.clone_v2(pool, "", "snap-trasher", "doomed", pool, "", "orphan-child");
+  ceph.remove_snapshot(pool, "snap-trasher", "doomed");
+  ceph.create_striped_image(pool, "plain", 32 * k_mib, 20, 64 * 1024, 4);
+  ceph.write(pool, "plain", 0, 2 * k_mib);
+  const std::string broken_id = ceph.create_image(pool, "broken-map", 16 * k_mib);
+  rados({"-p", pool, "rm", "rbd_object_map." + broken_id});
+  ceph.write(pool, "broken-map", 0, k_mib);
+  ceph.create_image(pool, "in-tenant", 8 * k_mib, k_all_features, 22, "tenant");
+  ceph.write(pool, "in-tenant", 0, k_mib, "tenant");
+  ceph.create_image(second, "other", 4 * k_mib, 1);
+  ceph.create_image(pool, "watched", 8 * k_mib);
+
+  // Every feature combination librbd accepts on create (object-map needs
+  // exclusive-lock, fast-diff needs object-map, journaling needs exclusive-lock).
+  for (const std::uint64_t features :
+       {0x0ULL, 0x1ULL, 0x4ULL, 0x5ULL, 0xcULL, 0xdULL, 0x1cULL, 0x1dULL, 0x20ULL, 0x21ULL, 0x3cULL,
+        0x3dULL, 0x44ULL, 0x45ULL, 0x5cULL, 0x7dULL}) {
+    const std::string name = "features-" + std::to_string(features);
+    ceph.create_image(pool, name, 12 * k_mib + 4096, features, 22);
+  }
+  // Data, unprotected snapshots and a shrink, so that usage diffs are non-trivial.
+  ceph.create_image(pool, "history", 40 * k_mib);
+  ceph.write(pool, "history", 0, 10 * k_mib);
+  ceph.snapshot(pool, "history", "h1", false);
+  ceph.write(pool, "history", 4 * k_mib, 2 * k_mib);
+  ceph.write(pool, "history", 24 * k_mib, 6 * k_mib);
+  ceph.snapshot(pool, "history", "h2", false);
+  ceph.resize_image(pool, "history", 20 * k_mib);
+  ceph.write(pool, "history", 12 * k_mib, k_mib);
+  ceph.set_image_config(pool, "history", "rbd_qos_bps_limit", "1048576");
+  ceph.create_image(pool, "small-objects", 3 * k_mib + 5, k_all_features, 16);
+  ceph.write(pool, "small-objects", 100 * 1024, 300 * 1024);
+  const ImageHolder holder(pool, "", "watched");
+
+  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
+  ceph::CephSource direct_source(config(ceph::ImageReader::direct));
+  const auto expected = read_all(librbd_source, {pool, second});
+  const auto got = read_all(direct_source, {pool, second});
+  ASSERT_EQ(expected.size(), 28U);
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto& [key, image] : expected) {
+    const auto found = got.find(key);
+    ASSERT_NE(found, got.end()) << image.name;
+    EXPECT_EQ(found->second, image) << image.name << " differs:\n"
+                                    << differences(image, found->second);
+  }
+
+  // The direct reader decoded most of it itself: only the images it cannot understand
+  // went to librbd.
+  librados::Rados rados;
+  ASSERT_EQ(rados.init(required_env("RBDSYNC_TEST_CEPH_ADMIN_ID").c_str()), 0);
+  ASSERT_EQ(rados.conf_read_file(required_env("RBDSYNC_TEST_CEPH_CONF").c_str()), 0);
+  ASSERT_EQ(rados.connect(), 0);
+  librados::IoCtx io;
+  ASSERT_EQ(rados.ioctx_create(pool.c_str(), io), 0);
+  librbd::RBD rbd;
+  inventory::Pool pool_info;
+  pool_info.id = ceph.pool_id(pool);
+  pool_info.name = pool;
+  pool_info.mirror_mode = "disabled";
+  const sync::PoolListing listing = librbd_source.list_pool(pool_info);
+  ceph::FallbackCounts fallbacks;
+  std::size_t read = 0;
+  ceph::read_images_direct(
+      rados, rbd, io, pool_info, listing.images, false,
+      [&read](std::size_t, const sync::ImageRead&) { ++read; }, fallbacks);
+  EXPECT_EQ(read, listing.images.size());
+  std::size_t through_librbd = 0;
+  for (const auto& [reason, count] : fallbacks) {
+    std::cout << "through librbd: " << reason << ": " << count << "\n";
+    through_librbd += count;
+  }
+  // fast (protected snapshot), child, orphan-child (clones), snap-trasher (trash snapshot).
+  EXPECT_EQ(through_librbd, 4U);
+}
+
+TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
+  const std::string pool = unique_name("diff");
+  ceph.create_pool(pool);
+  ceph.create_images(pool, "img", 1000, 64 * k_mib);
+  std::map<std::string, double> seconds;
+  std::size_t counted = 0;
+  const auto time = [&](const std::string& what, ceph::ImageReader reader, bool serial) {
+    ceph::CephSource source(config(reader));
+    const auto pools = source.list_pools({pool});
+    const sync::PoolListing listing = source.list_pool(pools.at(0));
+    const auto start = std::chrono::steady_clock::now();
+    std::size_t read = 0;
+    const auto on_read = [&read](std::size_t, const sync::ImageRead& r) {
+      read += r.outcome == sync::ImageRead::Outcome::read ? 1 : 0;
+    };
+    if (serial) {
+      source.InventorySource::read_images(pools.at(0), listing.images, on_read);
+    } else {
+      source.read_images(pools.at(0), listing.images, on_read);
+    }
+    seconds[what] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    counted = read;
+    EXPECT_EQ(read, 1000U) << what;
+  };
+  time("librbd serial", ceph::ImageReader::librbd, true);
+  time("librbd 32 in flight", ceph::ImageReader::librbd, false);
+  time("direct 64 in flight", ceph::ImageReader::direct, false);
+  for (const auto& [what, s] : seconds) {
+    std::cout << what << ": " << s << " s, " << s * 1000.0 / 1000 << " ms/image\n";
+  }
+  EXPECT_EQ(counted, 1000U);
+}
+
+}  // namespace
+}  // namespace rbdsync::testing

@@ -238,144 +238,126 @@ const Table& trash_table() {
   return table;
 }
 
-std::vector<Row> pool_rows(const std::string& fsid, const std::vector<inventory::Pool>& pools) {
-  std::vector<Row> rows;
-  rows.reserve(pools.size());
-  for (const auto& pool : pools) {
-    const std::string what = "pool " + pool.name;
-    rows.push_back(
-        Row{text(fsid), number(pool.id), text(pool.name), text(pool.type),
-            number(pool.replica_size), number(pool.min_size), number(pool.pg_num),
-            bigint(pool.stored_bytes, what + " stored bytes"),
-            bigint(pool.objects, what + " objects"), bigint(pool.used_bytes, what + " used bytes"),
-            bigint(pool.max_avail_bytes, what + " max available bytes"), text(pool.mirror_mode)});
-  }
-  return rows;
+Row pool_row(const std::string& fsid, const inventory::Pool& pool) {
+  const std::string what = "pool " + pool.name;
+  return Row{text(fsid),
+             number(pool.id),
+             text(pool.name),
+             text(pool.type),
+             number(pool.replica_size),
+             number(pool.min_size),
+             number(pool.pg_num),
+             bigint(pool.stored_bytes, what + " stored bytes"),
+             bigint(pool.objects, what + " objects"),
+             bigint(pool.used_bytes, what + " used bytes"),
+             bigint(pool.max_avail_bytes, what + " max available bytes"),
+             text(pool.mirror_mode)};
 }
 
-std::vector<Row> namespace_rows(const std::string& fsid,
-                                const std::vector<inventory::Namespace>& namespaces) {
-  std::vector<Row> rows;
-  rows.reserve(namespaces.size());
-  for (const auto& ns : namespaces) {
-    rows.push_back(Row{text(fsid), number(ns.pool_id), text(ns.name)});
-  }
-  return rows;
+Row namespace_row(const std::string& fsid, const inventory::Namespace& ns) {
+  return Row{text(fsid), number(ns.pool_id), text(ns.name)};
 }
 
-std::vector<Row> image_rows(const std::string& fsid, const std::vector<Image>& images) {
+Row image_row(const std::string& fsid, const Image& image) {
+  const std::string what = "image id " + image.key.image_id;
+  Row row = image_key_row(fsid, image.key);
+  row.reserve(images_table().keys.size() + images_table().values.size() + 1);
+  row.push_back(text(image.name));
+  row.push_back(number(image.format));
+  row.push_back(bigint(image.size_bytes, what + " size"));
+  row.push_back(bigint(image.object_size, what + " object size"));
+  row.push_back(number(image.order));
+  row.push_back(bigint(image.object_count, what + " object count"));
+  row.push_back(mask(image.features));
+  row.push_back(text_array(inventory::feature_names(image.features)));
+  row.push_back(mask(image.op_features));
+  row.push_back(text_array(inventory::op_feature_names(image.op_features)));
+  row.push_back(mask(image.flags));
+  row.push_back(text_array(inventory::flag_names(image.flags)));
+  row.push_back(image.data_pool_id ? number(*image.data_pool_id) : std::nullopt);
+  row.push_back(bigint(image.stripe_unit, what + " stripe unit"));
+  row.push_back(bigint(image.stripe_count, what + " stripe count"));
+  row.push_back(text(image.block_name_prefix));
+  row.push_back(image.snapshot_limit ? bigint(*image.snapshot_limit, what + " snapshot limit")
+                                     : std::nullopt);
+  row.push_back(number(static_cast<std::int64_t>(image.snapshots.size())));
+  row.push_back(timestamp(image.create_timestamp));
+  row.push_back(timestamp(image.modify_timestamp));
+  row.push_back(timestamp(image.access_timestamp));
+  if (image.parent) {
+    const inventory::Parent& parent = *image.parent;
+    row.push_back(number(parent.pool_id));
+    row.push_back(text(parent.pool_name));
+    row.push_back(text(parent.pool_namespace));
+    row.push_back(text(parent.image_id));
+    row.push_back(text(parent.image_name));
+    row.push_back(bigint(parent.snap_id, what + " parent snapshot id"));
+    row.push_back(text(parent.snap_name));
+    row.push_back(boolean(parent.in_trash));
+    row.push_back(bigint(parent.overlap_bytes, what + " parent overlap"));
+  } else {
+    row.insert(row.end(), 9, std::nullopt);
+  }
+  if (image.group) {
+    row.push_back(number(image.group->pool_id));
+    row.push_back(text(image.group->name));
+  } else {
+    row.insert(row.end(), 2, std::nullopt);
+  }
+  row.push_back(image.migration ? text(image.migration->state) : std::nullopt);
+  row.push_back(migration_json(image));
+  if (image.mirroring) {
+    row.push_back(text(image.mirroring->mode));
+    row.push_back(text(image.mirroring->state));
+    row.push_back(text(image.mirroring->global_id));
+    row.push_back(boolean(image.mirroring->primary));
+  } else {
+    row.insert(row.end(), 4, std::nullopt);
+  }
+  row.push_back(json(config_json(image)));
+  add_usage(row, image.usage, what);
+  row.push_back(json(watchers_json(image)));
+  row.push_back(json(lockers_json(image)));
+  row.push_back(optional_text(image.lock_type));
+  // Read just now, so not stale: a stored stale mark is cleared by the update.
+  row.push_back(std::nullopt);
+  row.push_back(std::nullopt);
+  return row;
+}
+
+std::vector<Row> snapshot_rows(const std::string& fsid, const Image& image) {
   std::vector<Row> rows;
-  rows.reserve(images.size());
-  for (const Image& image : images) {
-    const std::string what = "image id " + image.key.image_id;
+  rows.reserve(image.snapshots.size());
+  for (const inventory::Snapshot& snap : image.snapshots) {
+    const std::string what = "image id " + image.key.image_id + " snapshot " + snap.name;
     Row row = image_key_row(fsid, image.key);
-    row.reserve(images_table().keys.size() + images_table().values.size() + 1);
-    row.push_back(text(image.name));
-    row.push_back(number(image.format));
-    row.push_back(bigint(image.size_bytes, what + " size"));
-    row.push_back(bigint(image.object_size, what + " object size"));
-    row.push_back(number(image.order));
-    row.push_back(bigint(image.object_count, what + " object count"));
-    row.push_back(mask(image.features));
-    row.push_back(text_array(inventory::feature_names(image.features)));
-    row.push_back(mask(image.op_features));
-    row.push_back(text_array(inventory::op_feature_names(image.op_features)));
-    row.push_back(mask(image.flags));
-    row.push_back(text_array(inventory::flag_names(image.flags)));
-    row.push_back(image.data_pool_id ? number(*image.data_pool_id) : std::nullopt);
-    row.push_back(bigint(image.stripe_unit, what + " stripe unit"));
-    row.push_back(bigint(image.stripe_count, what + " stripe count"));
-    row.push_back(text(image.block_name_prefix));
-    row.push_back(image.snapshot_limit ? bigint(*image.snapshot_limit, what + " snapshot limit")
-                                       : std::nullopt);
-    row.push_back(number(static_cast<std::int64_t>(image.snapshots.size())));
-    row.push_back(timestamp(image.create_timestamp));
-    row.push_back(timestamp(image.modify_timestamp));
-    row.push_back(timestamp(image.access_timestamp));
-    if (image.parent) {
-      const inventory::Parent& parent = *image.parent;
-      row.push_back(number(parent.pool_id));
-      row.push_back(text(parent.pool_name));
-      row.push_back(text(parent.pool_namespace));
-      row.push_back(text(parent.image_id));
-      row.push_back(text(parent.image_name));
-      row.push_back(bigint(parent.snap_id, what + " parent snapshot id"));
-      row.push_back(text(parent.snap_name));
-      row.push_back(boolean(parent.in_trash));
-      row.push_back(bigint(parent.overlap_bytes, what + " parent overlap"));
-    } else {
-      row.insert(row.end(), 9, std::nullopt);
-    }
-    if (image.group) {
-      row.push_back(number(image.group->pool_id));
-      row.push_back(text(image.group->name));
-    } else {
-      row.insert(row.end(), 2, std::nullopt);
-    }
-    row.push_back(image.migration ? text(image.migration->state) : std::nullopt);
-    row.push_back(migration_json(image));
-    if (image.mirroring) {
-      row.push_back(text(image.mirroring->mode));
-      row.push_back(text(image.mirroring->state));
-      row.push_back(text(image.mirroring->global_id));
-      row.push_back(boolean(image.mirroring->primary));
-    } else {
-      row.insert(row.end(), 4, std::nullopt);
-    }
-    row.push_back(json(config_json(image)));
-    add_usage(row, image.usage, what);
-    row.push_back(json(watchers_json(image)));
-    row.push_back(json(lockers_json(image)));
-    row.push_back(optional_text(image.lock_type));
-    // Read just now, so not stale: a stored stale mark is cleared by the update.
-    row.push_back(std::nullopt);
-    row.push_back(std::nullopt);
+    row.push_back(bigint(snap.id, what + " id"));
+    row.push_back(text(snap.name));
+    row.push_back(bigint(snap.size_bytes, what + " size"));
+    row.push_back(text(snap.namespace_type));
+    row.push_back(timestamp(snap.timestamp));
+    row.push_back(boolean(snap.is_protected));
+    row.push_back(bigint(snap.children, what + " children"));
+    add_usage(row, snap.usage, what);
     rows.push_back(std::move(row));
   }
   return rows;
 }
 
-std::vector<Row> snapshot_rows(const std::string& fsid, const std::vector<Image>& images) {
-  std::vector<Row> rows;
-  for (const Image& image : images) {
-    for (const inventory::Snapshot& snap : image.snapshots) {
-      const std::string what = "image id " + image.key.image_id + " snapshot " + snap.name;
-      Row row = image_key_row(fsid, image.key);
-      row.push_back(bigint(snap.id, what + " id"));
-      row.push_back(text(snap.name));
-      row.push_back(bigint(snap.size_bytes, what + " size"));
-      row.push_back(text(snap.namespace_type));
-      row.push_back(timestamp(snap.timestamp));
-      row.push_back(boolean(snap.is_protected));
-      row.push_back(bigint(snap.children, what + " children"));
-      add_usage(row, snap.usage, what);
-      rows.push_back(std::move(row));
-    }
-  }
-  return rows;
+Row trash_row(const std::string& fsid, const inventory::TrashEntry& entry) {
+  return Row{text(fsid),
+             number(entry.pool_id),
+             text(entry.pool_namespace),
+             text(entry.image_id),
+             text(entry.name),
+             text(entry.source),
+             timestamp_text(entry.deletion_time),
+             timestamp_text(entry.deferment_end_time)};
 }
 
-std::vector<Row> trash_rows(const std::string& fsid,
-                            const std::vector<inventory::TrashEntry>& trash) {
-  std::vector<Row> rows;
-  rows.reserve(trash.size());
-  for (const auto& entry : trash) {
-    rows.push_back(Row{text(fsid), number(entry.pool_id), text(entry.pool_namespace),
-                       text(entry.image_id), text(entry.name), text(entry.source),
-                       timestamp_text(entry.deletion_time),
-                       timestamp_text(entry.deferment_end_time)});
-  }
-  return rows;
-}
-
-std::vector<Row> stale_rows(const std::vector<sync::StaleImage>& stale) {
-  std::vector<Row> rows;
-  rows.reserve(stale.size());
-  for (const auto& image : stale) {
-    rows.push_back(Row{number(image.key.pool_id), text(image.key.pool_namespace),
-                       text(image.key.image_id), text(image.error)});
-  }
-  return rows;
+Row stale_row(const sync::StaleImage& image) {
+  return Row{number(image.key.pool_id), text(image.key.pool_namespace), text(image.key.image_id),
+             text(image.error)};
 }
 
 }  // namespace rbdsync::db

@@ -18,16 +18,14 @@ const Table& images_table();
 const Table& snapshots_table();
 const Table& trash_table();
 
-std::vector<Row> pool_rows(const std::string& fsid, const std::vector<inventory::Pool>& pools);
-std::vector<Row> namespace_rows(const std::string& fsid,
-                                const std::vector<inventory::Namespace>& namespaces);
-std::vector<Row> image_rows(const std::string& fsid, const std::vector<inventory::Image>& images);
-std::vector<Row> snapshot_rows(const std::string& fsid,
-                               const std::vector<inventory::Image>& images);
-std::vector<Row> trash_rows(const std::string& fsid,
-                            const std::vector<inventory::TrashEntry>& trash);
-/// Rows of the temporary table `stale_images`.
-std::vector<Row> stale_rows(const std::vector<sync::StaleImage>& stale);
+Row pool_row(const std::string& fsid, const inventory::Pool& pool);
+Row namespace_row(const std::string& fsid, const inventory::Namespace& ns);
+Row image_row(const std::string& fsid, const inventory::Image& image);
+/// One row per snapshot of `image`.
+std::vector<Row> snapshot_rows(const std::string& fsid, const inventory::Image& image);
+Row trash_row(const std::string& fsid, const inventory::TrashEntry& entry);
+/// A row of the temporary table `stale_images`.
+Row stale_row(const sync::StaleImage& image);
 
 /// `micros` (since the epoch, UTC) as timestamptz input, e.g. "2026-12-03 11:22:33.000042+00".
 std::string timestamp_text(inventory::Timestamp micros);

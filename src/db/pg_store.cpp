@@ -1,6 +1,10 @@
 #include "db/pg_store.hpp"
 
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <pqxx/pqxx>
@@ -17,40 +21,71 @@ namespace {
 
 constexpr const char* k_schema_table = "rbdsync.schema_migrations";
 
-/// One sync's transaction. pqxx::work rolls back in its destructor unless committed.
+/// One sync's transaction. Until store(), it only turns what the sync adds into COPY
+/// lines in memory; the database transaction runs from store() to commit(), so that
+/// it is not held open while Ceph is read. pqxx::work rolls back in its destructor
+/// unless committed.
 class PgTransaction : public sync::SinkTransaction {
  public:
-  explicit PgTransaction(pqxx::connection& connection) : m_work(connection, "rbd-sync") {}
+  PgTransaction(pqxx::connection& connection, std::string fsid, std::string name)
+      : m_connection(connection), m_fsid(std::move(fsid)), m_name(std::move(name)) {}
 
-  sync::StoreCounts store(const inventory::ClusterInventory& seen, const sync::SyncScope& scope,
+  void add_pools(const std::vector<inventory::Pool>& pools) override {
+    for (const inventory::Pool& pool : pools) {
+      m_pools.add(pool_row(m_fsid, pool));
+      m_pool_ids.push_back(pool.id);
+    }
+  }
+
+  void add_namespace(const inventory::Namespace& ns) override {
+    m_namespaces.add(namespace_row(m_fsid, ns));
+  }
+
+  void add_image(const inventory::Image& image) override {
+    m_images.add(image_row(m_fsid, image));
+    for (const Row& row : snapshot_rows(m_fsid, image)) {
+      m_snapshots.add(row);
+    }
+  }
+
+  void add_trash(const inventory::TrashEntry& entry) override {
+    m_trash.add(trash_row(m_fsid, entry));
+  }
+
+  sync::StoreCounts store(const sync::SyncScope& scope,
                           const std::vector<sync::StaleImage>& stale) override {
     return translated("writing the inventory", [&] {
-      const std::string& fsid = seen.fsid;
+      m_work.emplace(m_connection, "rbd-sync");
+      pqxx::work& work = *m_work;
       // Serialises writers of the same cluster's rows until this transaction ends, as
       // a second line behind the run's claim. Its own key: the claim ('rbd-sync:' ||
       // fsid) is held by the run-history session, and waiting on it here would wait
       // on ourselves.
-      m_work.exec_params(
-          "SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))", fsid);
+      work.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))",
+                       m_fsid);
       // Written only when new or renamed: a no-op sync writes no inventory row.
-      m_work.exec_params(
+      work.exec_params(
           "INSERT INTO rbdsync.clusters (fsid, name) VALUES ($1, $2) ON CONFLICT (fsid) DO NOTHING",
-          fsid, seen.name);
-      m_work.exec_params(
+          m_fsid, m_name);
+      work.exec_params(
           "UPDATE rbdsync.clusters SET name = $2 WHERE fsid = $1 AND name IS DISTINCT FROM $2",
-          fsid, seen.name);
+          m_fsid, m_name);
 
-      TableSync pools(m_work, pools_table());
-      TableSync namespaces(m_work, namespaces_table());
-      TableSync images(m_work, images_table());
-      TableSync snapshots(m_work, snapshots_table());
-      TableSync trash(m_work, trash_table());
-      pools.stage(pool_rows(fsid, seen.pools));
-      namespaces.stage(namespace_rows(fsid, seen.namespaces));
-      images.stage(image_rows(fsid, seen.images));
-      snapshots.stage(snapshot_rows(fsid, seen.images));
-      trash.stage(trash_rows(fsid, seen.trash));
-      stage_stale_images(m_work, stale_rows(stale));
+      TableSync pools(work, pools_table());
+      TableSync namespaces(work, namespaces_table());
+      TableSync images(work, images_table());
+      TableSync snapshots(work, snapshots_table());
+      TableSync trash(work, trash_table());
+      pools.stage(m_pools);
+      namespaces.stage(m_namespaces);
+      images.stage(m_images);
+      snapshots.stage(m_snapshots);
+      trash.stage(m_trash);
+      CopyRows stale_images;
+      for (const sync::StaleImage& image : stale) {
+        stale_images.add(stale_row(image));
+      }
+      stage_stale_images(work, stale_images);
 
       // Parents first for the foreign keys...
       for (TableSync* table : {&pools, &namespaces, &images, &snapshots, &trash}) {
@@ -59,11 +94,9 @@ class PgTransaction : public sync::SinkTransaction {
       // ...and children first for the deletes, so that each kind counts its own rows
       // instead of losing them to ON DELETE CASCADE.
       DeleteScope delete_scope;
-      delete_scope.fsid = fsid;
+      delete_scope.fsid = m_fsid;
       delete_scope.all_pools = scope.all_pools;
-      for (const inventory::Pool& pool : seen.pools) {
-        delete_scope.pool_ids.push_back(pool.id);
-      }
+      delete_scope.pool_ids = m_pool_ids;
       for (TableSync* table : {&snapshots, &images, &namespaces, &trash}) {
         table->remove(delete_scope);
       }
@@ -74,11 +107,11 @@ class PgTransaction : public sync::SinkTransaction {
       }
 
       // Kept rows of unreadable images say so; the same error again writes nothing.
-      m_work.exec(
+      work.exec(
           "UPDATE rbdsync.images AS t SET stale_error = x.error, "
           "stale_since = coalesce(t.stale_since, now()) FROM stale_images AS x "
           "WHERE t.fsid = " +
-          m_work.quote(fsid) +
+          work.quote(m_fsid) +
           " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND t.image_id = x.image_id "
           "AND t.stale_error IS DISTINCT FROM x.error");
 
@@ -93,11 +126,23 @@ class PgTransaction : public sync::SinkTransaction {
   }
 
   void commit() override {
-    translated("committing the inventory", [&] { m_work.commit(); });
+    if (!m_work) {
+      throw Error(ExitCode::internal, "commit() without store()");
+    }
+    translated("committing the inventory", [&] { m_work->commit(); });
   }
 
  private:
-  pqxx::work m_work;
+  pqxx::connection& m_connection;
+  std::string m_fsid;
+  std::string m_name;
+  std::vector<std::int64_t> m_pool_ids;
+  CopyRows m_pools;
+  CopyRows m_namespaces;
+  CopyRows m_images;
+  CopyRows m_snapshots;
+  CopyRows m_trash;
+  std::optional<pqxx::work> m_work;
 };
 
 }  // namespace
@@ -190,11 +235,9 @@ std::vector<int> PgStore::migrate() {
   });
 }
 
-std::unique_ptr<sync::SinkTransaction> PgStore::begin() {
-  return translated("starting the inventory transaction", [&] {
-    return std::unique_ptr<sync::SinkTransaction>(
-        std::make_unique<PgTransaction>(m_connection->connection));
-  });
+std::unique_ptr<sync::SinkTransaction> PgStore::begin(const std::string& fsid,
+                                                      const std::string& name) {
+  return std::make_unique<PgTransaction>(m_connection->connection, fsid, name);
 }
 
 }  // namespace rbdsync::db

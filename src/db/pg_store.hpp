@@ -32,7 +32,9 @@ class PgStore : public sync::InventorySink {
   /// Throws Error(ExitCode::config) unless the schema is the one this binary writes.
   void require_current_schema();
 
-  std::unique_ptr<sync::SinkTransaction> begin() override;
+  /// Nothing reaches the database before the transaction's store().
+  std::unique_ptr<sync::SinkTransaction> begin(const std::string& fsid,
+                                               const std::string& name) override;
 
   /// Asks the server to cancel the statement running on this connection, from another
   /// thread (e.g. on SIGTERM); the waiting call then fails and its transaction rolls

@@ -36,17 +36,16 @@ std::vector<std::string> all_columns(const Table& table) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 void copy_into(pqxx::work& work, const std::string& table, const std::vector<std::string>& columns,
-               const std::vector<Row>& rows) {
+               CopyRows& rows) {
   std::vector<std::string> quoted_columns;
   quoted_columns.reserve(columns.size());
   for (const std::string& column : columns) {
     quoted_columns.push_back(quoted(column));
   }
   pqxx::tablewriter writer(work, table, quoted_columns.begin(), quoted_columns.end());
-  for (const Row& row : rows) {
-    writer.write_raw_line(copy_line(row));
-  }
+  rows.for_each_line([&writer](const std::string& line) { writer.write_raw_line(line); });
   writer.complete();
+  rows.clear();
 }
 #pragma GCC diagnostic pop
 
@@ -86,6 +85,22 @@ std::string copy_line(const Row& row) {
   return line;
 }
 
+void CopyRows::add(const Row& row) {
+  // A block is closed once it passes 1 MiB; a line never spans two blocks.
+  constexpr std::size_t k_block_bytes = std::size_t{1} << 20U;
+  if (m_blocks.empty() || m_blocks.back().size() >= k_block_bytes) {
+    m_blocks.emplace_back().reserve(k_block_bytes + 4096);
+  }
+  m_blocks.back() += copy_line(row);
+  m_blocks.back() += '\n';
+  ++m_rows;
+}
+
+void CopyRows::clear() {
+  std::vector<std::string>().swap(m_blocks);
+  m_rows = 0;
+}
+
 TableSync::TableSync(pqxx::work& work, Table table) : m_work(work), m_table(std::move(table)) {}
 
 std::string TableSync::staged_name() const {
@@ -100,16 +115,16 @@ std::string TableSync::key_match(const char* stored, const char* seen) const {
   return text;
 }
 
-void TableSync::stage(const std::vector<Row>& rows) {
+void TableSync::stage(CopyRows& rows) {
   // LIKE copies the column types and NOT NULL, not the keys or foreign keys: the
   // staged rows are checked when they reach the real table.
   m_work.exec("CREATE TEMPORARY TABLE " + staged_name() + " (LIKE rbdsync." + m_table.name +
               " INCLUDING DEFAULTS) ON COMMIT DROP");
+  m_staged = rows.size();
   copy_into(m_work, staged_name(), all_columns(m_table), rows);
   // Without statistics the planner guesses a handful of rows and may pick nested
   // loops over thousands.
   m_work.exec("ANALYZE " + staged_name());
-  m_staged = rows.size();
 }
 
 void TableSync::upsert() {
@@ -155,7 +170,7 @@ void TableSync::remove(const DeleteScope& scope) {
   m_counts.removed = m_work.exec(sql).affected_rows();
 }
 
-void stage_stale_images(pqxx::work& work, const std::vector<Row>& rows) {
+void stage_stale_images(pqxx::work& work, CopyRows& rows) {
   work.exec(
       "CREATE TEMPORARY TABLE stale_images (pool_id bigint NOT NULL, namespace text NOT NULL, "
       "image_id text NOT NULL, error text NOT NULL) ON COMMIT DROP");

@@ -6,6 +6,7 @@
 /// a handful of round trips whatever the inventory's size, and an unchanged row is
 /// never rewritten.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +37,36 @@ struct Table {
 /// `row` as one line of COPY text format: tab-separated, \N for NULL, backslash escapes.
 std::string copy_line(const Row& row);
 
+/// Rows waiting to be COPYed into one table, kept as their COPY lines: the most compact
+/// form a row has on this side, and the one the server reads. A sync adds rows as it
+/// reads images, so this, not the inventory, is what a sync's memory grows with. Held
+/// in blocks of about 1 MiB, so that growing never copies what is already there.
+class CopyRows {
+ public:
+  void add(const Row& row);
+  std::size_t size() const { return m_rows; }
+  /// Calls `on_line` with each row's line (without its newline), in the order added.
+  template <typename OnLine>
+  void for_each_line(OnLine on_line) const {
+    std::string line;
+    for (const std::string& block : m_blocks) {
+      std::size_t begin = 0;
+      while (begin < block.size()) {
+        const std::size_t end = block.find('\n', begin);
+        line.assign(block, begin, end - begin);
+        on_line(line);
+        begin = end + 1;
+      }
+    }
+  }
+  /// Frees the memory held.
+  void clear();
+
+ private:
+  std::vector<std::string> m_blocks;
+  std::size_t m_rows = 0;
+};
+
 /// Which stored rows a sync may delete: those of `fsid` in the pools it read, or in
 /// every pool when it read them all.
 struct DeleteScope {
@@ -52,8 +83,8 @@ class TableSync {
   TableSync(pqxx::work& work, Table table);
 
   /// COPYs `rows` (fsid first, then keys, then values) into a temporary table that
-  /// lives until the transaction ends.
-  void stage(const std::vector<Row>& rows);
+  /// lives until the transaction ends, and frees them.
+  void stage(CopyRows& rows);
 
   /// Updates stored rows whose values differ and inserts new ones; sets added,
   /// changed and unchanged of the result.
@@ -77,6 +108,6 @@ class TableSync {
 
 /// Creates the temporary table `stale_images` (pool_id, namespace, image_id, error)
 /// and COPYs `rows` into it. TableSync::remove() of per-image tables consults it.
-void stage_stale_images(pqxx::work& work, const std::vector<Row>& rows);
+void stage_stale_images(pqxx::work& work, CopyRows& rows);
 
 }  // namespace rbdsync::db

@@ -46,17 +46,28 @@ struct SyncScope {
   bool all_pools = true;
 };
 
-/// One transaction on the sink: everything a sync writes becomes visible at commit()
-/// or not at all. Destroying it without commit() rolls back.
+/// One sync's write to the sink. The sync hands over what it sees as it reads it
+/// (add_*), so that the whole inventory never has to be held in memory at once; then
+/// store() makes the stored inventory equal to what was added, and commit() makes that
+/// visible. Everything becomes visible at commit() or not at all: destroying the
+/// transaction without commit() (e.g. after an interruption while reading) leaves the
+/// sink as it was.
 class SinkTransaction {
  public:
   virtual ~SinkTransaction() = default;
 
-  /// Makes the stored inventory of `seen.fsid`, within `scope`, equal to `seen`:
-  /// adds what is new, rewrites only rows that differ, removes what Ceph no longer
-  /// shows. The rows of `stale` images stay as they were, marked stale.
-  virtual StoreCounts store(const inventory::ClusterInventory& seen, const SyncScope& scope,
-                            const std::vector<StaleImage>& stale) = 0;
+  /// The pools the sync reads, once, before anything else.
+  virtual void add_pools(const std::vector<inventory::Pool>& pools) = 0;
+  virtual void add_namespace(const inventory::Namespace& ns) = 0;
+  /// An image read, with its snapshots. Each image key at most once.
+  virtual void add_image(const inventory::Image& image) = 0;
+  /// A trash entry. Each key at most once.
+  virtual void add_trash(const inventory::TrashEntry& entry) = 0;
+
+  /// Makes the stored inventory of the cluster, within `scope`, equal to what was
+  /// added: adds what is new, rewrites only rows that differ, removes what Ceph no
+  /// longer shows. The rows of `stale` images stay as they were, marked stale.
+  virtual StoreCounts store(const SyncScope& scope, const std::vector<StaleImage>& stale) = 0;
 
   /// Makes everything stored visible at once.
   virtual void commit() = 0;
@@ -67,8 +78,9 @@ class InventorySink {
  public:
   virtual ~InventorySink() = default;
 
-  /// Starts the one transaction a sync writes in.
-  virtual std::unique_ptr<SinkTransaction> begin() = 0;
+  /// Starts the one transaction a sync of cluster `fsid` (named `name`) writes in.
+  virtual std::unique_ptr<SinkTransaction> begin(const std::string& fsid,
+                                                 const std::string& name) = 0;
 };
 
 }  // namespace rbdsync::sync

@@ -1,9 +1,10 @@
 #include "sync/syncer.hpp"
 
 #include <chrono>
-#include <iterator>
-#include <optional>
+#include <cstdint>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -26,20 +27,34 @@ std::string image_path(const inventory::Pool& pool, const inventory::ImageRef& i
   return pool.name + "/" + image.pool_namespace + "/" + image.name;
 }
 
-/// Records what reading one image found.
+/// Trash entries can be met twice in one sync: an image listed, then removed (which
+/// goes through the trash) while the sync ran, is found in the trash by its read, and
+/// may also have been in the trash listing of a later pool pass. Each key is stored once.
+class TrashKeys {
+ public:
+  bool first_time(const inventory::TrashEntry& entry) {
+    return m_keys.emplace(entry.pool_id, entry.pool_namespace, entry.image_id).second;
+  }
+
+ private:
+  std::set<std::tuple<std::int64_t, std::string, std::string>> m_keys;
+};
+
+/// Hands what reading one image found to the sink, or records why it cannot.
 void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRead read,
-           inventory::ClusterInventory& seen, SyncReport& report) {
+           SinkTransaction& transaction, TrashKeys& trash_keys, SyncReport& report) {
   switch (read.outcome) {
     case ImageRead::Outcome::read:
-      seen.images.push_back(std::move(read.image));
+      transaction.add_image(read.image);
+      ++report.images;
       break;
     case ImageRead::Outcome::gone:
       // Deleted between listing and reading: normal on a live cluster, as `rbd ls -l`
       // treats it. Counted, and its stored rows go like any deleted image's.
       spdlog::debug("image {} vanished while reading{}; skipped", image_path(pool, ref),
                     read.trashed ? " (now in the trash)" : "");
-      if (read.trashed) {
-        seen.trash.push_back(std::move(*read.trashed));
+      if (read.trashed && trash_keys.first_time(*read.trashed)) {
+        transaction.add_trash(*read.trashed);
       }
       ++report.skipped;
       break;
@@ -71,27 +86,35 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
   SyncReport report;
 
   tell(Phase::listing, 0, 0);
-  inventory::ClusterInventory seen;
-  seen.fsid = source.cluster_fsid();
-  seen.name = source.cluster_name();
-  report.fsid = seen.fsid;
-  seen.pools = source.list_pools(options.pool_names);
-  report.pools = seen.pools.size();
+  report.fsid = source.cluster_fsid();
+  const std::vector<inventory::Pool> pools = source.list_pools(options.pool_names);
+  report.pools = pools.size();
+  // Rows go to the sink as they are read, so that memory holds one image at a time
+  // (plus the sink's own staging), not the whole inventory. Nothing is visible before
+  // commit(); an exception anywhere below drops the transaction and with it all of it.
+  auto transaction = sink.begin(report.fsid, source.cluster_name());
+  transaction->add_pools(pools);
+  TrashKeys trash_keys;
 
   // List everything first, so that progress has a total.
-  std::vector<std::vector<inventory::ImageRef>> listed(seen.pools.size());
+  std::vector<std::vector<inventory::ImageRef>> listed(pools.size());
   std::size_t total = 0;
-  for (std::size_t p = 0; p < seen.pools.size(); ++p) {
-    const inventory::Pool& pool = seen.pools[p];
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    const inventory::Pool& pool = pools[p];
     check_interrupted();
     PoolListing listing = source.list_pool(pool);
     spdlog::debug("pool '{}': {} images, {} namespaces, {} in trash listed", pool.name,
                   listing.images.size(), listing.namespaces.size(), listing.trash.size());
     total += listing.images.size();
     listed[p] = std::move(listing.images);
-    std::move(listing.namespaces.begin(), listing.namespaces.end(),
-              std::back_inserter(seen.namespaces));
-    std::move(listing.trash.begin(), listing.trash.end(), std::back_inserter(seen.trash));
+    for (const inventory::Namespace& ns : listing.namespaces) {
+      transaction->add_namespace(ns);
+    }
+    for (const inventory::TrashEntry& entry : listing.trash) {
+      if (trash_keys.first_time(entry)) {
+        transaction->add_trash(entry);
+      }
+    }
   }
 
   spdlog::info("listing: {} pools, {} images in {:.3f}s", report.pools, total,
@@ -99,47 +122,49 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
   const auto read_start = std::chrono::steady_clock::now();
   tell(Phase::reading, 0, total);
   std::size_t done = 0;
-  for (std::size_t p = 0; p < seen.pools.size(); ++p) {
-    const inventory::Pool& pool = seen.pools[p];
-    const std::vector<inventory::ImageRef>& refs = listed[p];
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    const inventory::Pool& pool = pools[p];
+    std::vector<inventory::ImageRef>& refs = listed[p];
     if (refs.empty()) {
       continue;
     }
     check_interrupted();
-    // The source may deliver in any order; results are applied in listing order, so
-    // that a sync's outcome does not depend on which read finished first.
-    std::vector<std::optional<ImageRead>> reads(refs.size());
+    // Results are handed on as they arrive, in any order: the stored outcome does not
+    // depend on the order. Failures wait for one retry after the batch.
+    std::vector<bool> reported(refs.size(), false);
     std::vector<std::size_t> retries;
     source.read_images(pool, refs, [&](std::size_t index, ImageRead read) {
-      if (index >= refs.size() || reads[index]) {
+      if (index >= refs.size() || reported[index]) {
         throw Error(ExitCode::internal, "the source reported image " + std::to_string(index) +
                                             " of pool '" + pool.name + "' twice or out of range");
       }
+      reported[index] = true;
       if (read.outcome == ImageRead::Outcome::failed) {
         // A lost reply or a busy OSD can fail one attempt; only a repeated failure is
         // worth keeping the old rows for. Retried once the batch is done, one by one.
         spdlog::debug("image {}: {}; retrying once", image_path(pool, refs[index]), read.error);
         retries.push_back(index);
       } else {
+        apply(pool, refs[index], std::move(read), *transaction, trash_keys, report);
         tell(Phase::reading, ++done, total);
       }
-      reads[index] = std::move(read);
       check_interrupted();
     });
-    for (const std::size_t index : retries) {
-      check_interrupted();
-      reads[index] = source.read_image(pool, refs[index]);
-      tell(Phase::reading, ++done, total);
-    }
     for (std::size_t index = 0; index < refs.size(); ++index) {
-      if (!reads[index]) {
+      if (!reported[index]) {
         throw Error(ExitCode::internal,
                     "the source never reported image '" + image_path(pool, refs[index]) + "'");
       }
-      apply(pool, refs[index], std::move(*reads[index]), seen, report);
     }
+    for (const std::size_t index : retries) {
+      check_interrupted();
+      apply(pool, refs[index], source.read_image(pool, refs[index]), *transaction, trash_keys,
+            report);
+      tell(Phase::reading, ++done, total);
+    }
+    // The pool's references are no longer needed.
+    std::vector<inventory::ImageRef>().swap(refs);
   }
-  report.images = seen.images.size();
   spdlog::info("reading: {} images read, {} vanished, {} unreadable, in {:.3f}s", report.images,
                report.skipped, report.stale.size(), seconds_since(read_start));
 
@@ -148,8 +173,7 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
 
   const auto write_start = std::chrono::steady_clock::now();
   tell(Phase::writing, done, total);
-  auto transaction = sink.begin();
-  report.counts = transaction->store(seen, scope, report.stale);
+  report.counts = transaction->store(scope, report.stale);
   tell(Phase::committing, done, total);
   // The last moment a stop request can still leave the database untouched.
   check_interrupted();

@@ -34,8 +34,9 @@ struct SyncReport {
   bool partial() const { return !stale.empty(); }
 };
 
-/// Moves an inventory from a source to a sink: reads everything first, then stores it
-/// in one sink transaction, so a failure anywhere leaves the sink as it was. An image
+/// Moves an inventory from a source to a sink: hands each image to the sink's
+/// transaction as it is read (so memory holds one image, not the inventory), then
+/// stores and commits it at once, so a failure anywhere leaves the sink as it was. An image
 /// that fails to read is retried once; if it still fails, its stored rows are kept
 /// (marked stale) and the sync goes on.
 class Syncer {

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -46,33 +48,32 @@ TEST(ImageRows, HaveOneFieldPerColumn) {
   inventory::Image image;
   image.key = {1, "", "abc"};
   image.usage.unknown_reason = "fast-diff disabled";
-  const auto rows = image_rows("00000000-0000-4000-8000-000000000001", {image});
-  ASSERT_EQ(rows.size(), 1U);
-  EXPECT_EQ(rows[0].size(), 1 + images_table().keys.size() + images_table().values.size());
+  const auto row = image_row("00000000-0000-4000-8000-000000000001", image);
+  EXPECT_EQ(row.size(), 1 + images_table().keys.size() + images_table().values.size());
 }
 
 TEST(ImageRows, UsageIsEitherAValueOrAReason) {
   inventory::Image image;
   image.key = {1, "", "abc"};
   image.usage.used_bytes = 4096;
-  const auto with_value = image_rows("f", {image});
+  const auto with_value = image_row("f", image);
   image.usage.used_bytes.reset();
   image.usage.unknown_reason = "object map invalid";
-  const auto with_reason = image_rows("f", {image});
+  const auto with_reason = image_row("f", image);
   const auto& values = images_table().values;
   const auto used = static_cast<std::size_t>(
       4 + (std::find(values.begin(), values.end(), "used_bytes") - values.begin()));
-  EXPECT_EQ(with_value[0][used], std::optional<std::string>("4096"));
-  EXPECT_EQ(with_value[0][used + 1], std::nullopt);
-  EXPECT_EQ(with_reason[0][used], std::nullopt);
-  EXPECT_EQ(with_reason[0][used + 1], std::optional<std::string>("object map invalid"));
+  EXPECT_EQ(with_value[used], std::optional<std::string>("4096"));
+  EXPECT_EQ(with_value[used + 1], std::nullopt);
+  EXPECT_EQ(with_reason[used], std::nullopt);
+  EXPECT_EQ(with_reason[used + 1], std::optional<std::string>("object map invalid"));
 }
 
 TEST(SnapshotRows, HaveOneFieldPerColumnAndOneRowPerSnapshot) {
   inventory::Image image;
   image.key = {1, "ns", "abc"};
   image.snapshots.resize(2);
-  const auto rows = snapshot_rows("f", {image});
+  const auto rows = snapshot_rows("f", image);
   ASSERT_EQ(rows.size(), 2U);
   EXPECT_EQ(rows[0].size(), 1 + snapshots_table().keys.size() + snapshots_table().values.size());
 }
@@ -80,7 +81,29 @@ TEST(SnapshotRows, HaveOneFieldPerColumnAndOneRowPerSnapshot) {
 TEST(PoolRows, RefuseCountersBeyondBigint) {
   inventory::Pool pool;
   pool.stored_bytes = ~0ULL;
-  EXPECT_THROW(pool_rows("f", {pool}), Error);
+  EXPECT_THROW(pool_row("f", pool), Error);
+}
+
+TEST(CopyRows, KeepEveryLineInOrderAcrossBlocks) {
+  CopyRows rows;
+  // Lines of ~100 KiB each: the 1 MiB blocks fill after ten or so.
+  const std::string long_text(100 * 1024, 'x');
+  for (int i = 0; i < 25; ++i) {
+    rows.add({std::to_string(i), long_text, std::string("tab\there"), std::nullopt});
+  }
+  EXPECT_EQ(rows.size(), 25U);
+  std::vector<std::string> lines;
+  rows.for_each_line([&lines](const std::string& line) { lines.push_back(line); });
+  ASSERT_EQ(lines.size(), 25U);
+  for (int i = 0; i < 25; ++i) {
+    EXPECT_EQ(lines[static_cast<std::size_t>(i)],
+              std::to_string(i) + "\t" + long_text + "\ttab\\there\t\\N");
+  }
+  rows.clear();
+  EXPECT_EQ(rows.size(), 0U);
+  std::size_t after_clear = 0;
+  rows.for_each_line([&after_clear](const std::string&) { ++after_clear; });
+  EXPECT_EQ(after_clear, 0U);
 }
 
 }  // namespace

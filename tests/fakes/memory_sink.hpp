@@ -26,8 +26,9 @@ class MemorySink : public sync::InventorySink {
   int commits = 0;
   bool fail_on_commit = false;
 
-  std::unique_ptr<sync::SinkTransaction> begin() override {
-    return std::make_unique<Transaction>(*this);
+  std::unique_ptr<sync::SinkTransaction> begin(const std::string& fsid,
+                                               const std::string& name) override {
+    return std::make_unique<Transaction>(*this, fsid, name);
   }
 
  private:
@@ -71,11 +72,40 @@ class MemorySink : public sync::InventorySink {
 
   class Transaction : public sync::SinkTransaction {
    public:
-    explicit Transaction(MemorySink& sink) : m_sink(sink), m_state(sink.committed) {}
+    Transaction(MemorySink& sink, const std::string& fsid, const std::string& name)
+        : m_sink(sink), m_state(sink.committed) {
+      m_seen.fsid = fsid;
+      m_seen.name = name;
+    }
 
-    sync::StoreCounts store(const inventory::ClusterInventory& seen, const sync::SyncScope& scope,
+    void add_pools(const std::vector<inventory::Pool>& pools) override {
+      m_seen.pools.insert(m_seen.pools.end(), pools.begin(), pools.end());
+    }
+    void add_namespace(const inventory::Namespace& ns) override { m_seen.namespaces.push_back(ns); }
+    void add_image(const inventory::Image& image) override {
+      // The database refuses a key twice; so does this.
+      if (std::any_of(m_seen.images.begin(), m_seen.images.end(),
+                      [&](const inventory::Image& seen) { return seen.key == image.key; })) {
+        throw Error(ExitCode::internal, "image " + image.key.image_id + " added twice");
+      }
+      m_seen.images.push_back(image);
+    }
+    void add_trash(const inventory::TrashEntry& entry) override {
+      if (std::any_of(m_seen.trash.begin(), m_seen.trash.end(),
+                      [&](const inventory::TrashEntry& seen) {
+                        return seen.pool_id == entry.pool_id &&
+                               seen.pool_namespace == entry.pool_namespace &&
+                               seen.image_id == entry.image_id;
+                      })) {
+        throw Error(ExitCode::internal, "trash entry " + entry.image_id + " added twice");
+      }
+      m_seen.trash.push_back(entry);
+    }
+
+    sync::StoreCounts store(const sync::SyncScope& scope,
                             const std::vector<sync::StaleImage>& stale) override {
       ++m_sink.stores;
+      const inventory::ClusterInventory& seen = m_seen;
       auto& cluster = m_state[seen.fsid];
       cluster.fsid = seen.fsid;
       cluster.name = seen.name;
@@ -161,6 +191,7 @@ class MemorySink : public sync::InventorySink {
 
     MemorySink& m_sink;
     std::map<std::string, inventory::ClusterInventory> m_state;
+    inventory::ClusterInventory m_seen;
   };
 };
 

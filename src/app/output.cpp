@@ -99,6 +99,7 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
                 {"skipped", report.skipped},
                 {"stale", sync::stale_json(report.stale)},
                 {"counts", sync::counts_json(report.counts)},
+                {"read", sync::read_json(report.read)},
                 {"seconds", report.seconds}});
     return;
   }

@@ -73,6 +73,7 @@ struct CephSource::Cluster {
   librbd::RBD rbd;
   bool exact_usage = false;
   ImageReader reader = ImageReader::librbd;
+  sync::ReadMethods read_methods;
 
   librados::IoCtx& pool_context(const Pool& pool) {
     auto found = pools.find(pool.id);
@@ -250,6 +251,11 @@ sync::PoolListing CephSource::list_pool(const Pool& pool) {
 sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace(ref.pool_namespace);
+  ++m_cluster->read_methods.images["librbd"];
+  if (m_cluster->reader == ImageReader::direct) {
+    // The syncer's one retry of a failed read: librbd tells best what is wrong.
+    ++m_cluster->read_methods.fallbacks["retry"];
+  }
   return ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
 }
 
@@ -258,6 +264,7 @@ void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs
   librados::IoCtx& io = m_cluster->pool_context(pool);
   if (m_cluster->reader == ImageReader::librbd) {
     read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
+    m_cluster->read_methods.images["librbd"] += refs.size();
     return;
   }
   FallbackCounts fallbacks;
@@ -267,11 +274,18 @@ void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs
   std::string reasons;
   for (const auto& [reason, count] : fallbacks) {
     through_librbd += count;
+    m_cluster->read_methods.fallbacks[reason] += count;
     reasons += (reasons.empty() ? "" : ", ") + reason + ": " + std::to_string(count);
   }
+  m_cluster->read_methods.images["header"] += refs.size() - through_librbd;
+  m_cluster->read_methods.images["librbd"] += through_librbd;
   spdlog::info("pool '{}': {} images decoded from their headers, {} read through librbd{}",
                pool.name, refs.size() - through_librbd, through_librbd,
                reasons.empty() ? std::string() : " (" + reasons + ")");
+}
+
+sync::ReadMethods CephSource::read_methods() const {
+  return m_cluster->read_methods;
 }
 
 }  // namespace rbdsync::ceph

@@ -54,6 +54,9 @@ class CephSource : public sync::InventorySource {
   /// Throws as read_image() does, after the reads in flight have finished.
   void read_images(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
                    const OnRead& on_read) override;
+  /// "header" (decoded by the direct reader) and "librbd" images; the direct reader's
+  /// reasons for reading an image through librbd, and "retry" for retried failures.
+  sync::ReadMethods read_methods() const override;
 
  private:
   struct Cluster;

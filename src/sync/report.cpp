@@ -54,4 +54,9 @@ nlohmann::json stale_json(const std::vector<StaleImage>& stale) {
   return list;
 }
 
+nlohmann::json read_json(const ReadMethods& read) {
+  // std::map keeps the keys sorted, so the JSON is the same from run to run.
+  return {{"images", read.images}, {"fallbacks", read.fallbacks}};
+}
+
 }  // namespace rbdsync::sync

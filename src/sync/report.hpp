@@ -19,4 +19,8 @@ nlohmann::json counts_json(const StoreCounts& counts);
 /// [{"path", "image_id", "error"}] of the images kept stale.
 nlohmann::json stale_json(const std::vector<StaleImage>& stale);
 
+/// {"images": {"header": 9960, "librbd": 40}, "fallbacks": {"clone": 20, ...}}: how the
+/// images were read, for --json.
+nlohmann::json read_json(const ReadMethods& read);
+
 }  // namespace rbdsync::sync

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,14 @@ struct ImageRead {
   /// removed by `rbd rm`, which goes through the trash).
   std::optional<inventory::TrashEntry> trashed;
   std::string error;  ///< when failed: one line, e.g. "cannot open: No such file or directory"
+};
+
+/// How a source read the images of a sync, for the report: images per way of reading
+/// (e.g. "header", "librbd"), and why images were read a slower way than the one
+/// chosen (reason -> images).
+struct ReadMethods {
+  std::map<std::string, std::size_t> images;
+  std::map<std::string, std::size_t> fallbacks;
 };
 
 /// Where an inventory is read from. The real one is ceph::CephSource; tests use a fake.
@@ -71,6 +80,9 @@ class InventorySource {
       on_read(i, read_image(pool, refs[i]));
     }
   }
+
+  /// How the images read so far were read; a source with one way says nothing.
+  virtual ReadMethods read_methods() const { return {}; }
 };
 
 }  // namespace rbdsync::sync

@@ -165,6 +165,7 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
     // The pool's references are no longer needed.
     std::vector<inventory::ImageRef>().swap(refs);
   }
+  report.read = source.read_methods();
   spdlog::info("reading: {} images read, {} vanished, {} unreadable, in {:.3f}s", report.images,
                report.skipped, report.stale.size(), seconds_since(read_start));
 

@@ -29,6 +29,7 @@ struct SyncReport {
   /// Images that could not be read even on a retry; their rows were kept, marked
   /// stale. Non-empty makes the run "partial".
   std::vector<StaleImage> stale;
+  ReadMethods read;  ///< how the source read the images
   double seconds = 0.0;
 
   bool partial() const { return !stale.empty(); }

@@ -26,6 +26,7 @@ class FakeInventorySource : public sync::InventorySource {
   std::map<std::string, int> fail_reads;        ///< image id -> failures before reads succeed
   std::set<std::string> cluster_fails_on_read;  ///< image ids whose read throws
   int reads = 0;
+  sync::ReadMethods methods;  ///< what read_methods() says
   /// read_images() delivers a pool's images last first, as a source with many reads in
   /// flight may; otherwise the interface's default (one after another) is used.
   bool batch_in_reverse = false;
@@ -139,6 +140,8 @@ class FakeInventorySource : public sync::InventorySource {
     }
     return read;
   }
+
+  sync::ReadMethods read_methods() const override { return methods; }
 };
 
 }  // namespace rbdsync::testing

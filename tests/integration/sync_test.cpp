@@ -139,6 +139,23 @@ TEST_F(SyncTest, JsonOutputCarriesTheSameCountsAsPlain) {
   EXPECT_EQ(json.at("fsid"), ceph.fsid());
   EXPECT_EQ(json.at("images"), 1);
   EXPECT_EQ(json.at("added"), 1);
+  std::size_t read = 0;
+  for (const auto& [method, images] : json.at("read").at("images").items()) {
+    read += images.get<std::size_t>();
+  }
+  EXPECT_EQ(read, 1U) << json.dump();
+}
+
+TEST_F(SyncTest, JsonOutputSaysHowEachReaderReadTheImages) {
+  ceph.create_image(pool, "plain", 8 * k_mib);
+  const RunResult direct = sync({"--pool", pool, "--json", "--reader", "direct"});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_EQ(nlohmann::json::parse(direct.out).at("read"),
+            nlohmann::json::parse(R"({"images": {"header": 1, "librbd": 0}, "fallbacks": {}})"));
+  const RunResult librbd = sync({"--pool", pool, "--json", "--reader", "librbd"});
+  ASSERT_EQ(librbd.exit_code, 0) << librbd.err;
+  EXPECT_EQ(nlohmann::json::parse(librbd.out).at("read"),
+            nlohmann::json::parse(R"({"images": {"librbd": 1}, "fallbacks": {}})"));
 }
 
 class SchemaTest : public IntegrationTest {};

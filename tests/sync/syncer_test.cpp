@@ -293,6 +293,14 @@ TEST_F(SyncerTest, TrashEntryListedAndFoundByTheReadIsStoredOnce) {
   EXPECT_EQ(stored().trash[0].image_id, "id-a");
 }
 
+TEST_F(SyncerTest, ReportSaysHowTheSourceReadTheImages) {
+  source.methods.images = {{"header", 2}, {"librbd", 1}};
+  source.methods.fallbacks = {{"clone", 1}};
+  const SyncReport report = sync();
+  EXPECT_EQ(report.read.images, source.methods.images);
+  EXPECT_EQ(report.read.fallbacks, source.methods.fallbacks);
+}
+
 TEST_F(SyncerTest, FailedImageOfABatchIsRetriedOnceAfterTheBatchAndStored) {
   source.batch_in_reverse = true;
   source.fail_reads["id-a"] = 1;

@@ -131,11 +131,11 @@ samples=$work/samples.tsv
 : > "$samples"
 # record WAY ROUND RESULT_FILE [BEFORE AFTER]: append one sample line.
 record() {
-    local way=$1 round=$2 result=$3 before=${4:-} after=${5:-} seconds rss code rows="- - -"
+    local way=$1 round=$2 result=$3 before=${4:-} after=${5:-} seconds rss code cpu rows="- - -"
     if [[ -s $result ]]; then
-        read -r seconds rss code < "$result"
+        read -r seconds rss code cpu < "$result"
     else
-        seconds=0 rss=0 code=127   # measure itself failed; its message is in the log
+        seconds=0 rss=0 code=127 cpu=0   # measure itself failed; its message is in the log
     fi
     if [[ -n $before ]]; then
         local b a
@@ -143,7 +143,7 @@ record() {
         read -r -a a <<< "$after"
         rows="$((a[0] - b[0])) $((a[1] - b[1])) $((a[2] - b[2]))"
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$way" "$round" "$seconds" "$rss" "$code" "$rows" >> "$samples"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$way" "$round" "$seconds" "$rss" "$code" "$rows" "${cpu:-0}" >> "$samples"
     if ((code != 0)); then
         say "warning: $way (round $round) exited $code"
         if [[ -f $work/out.$way.log ]]; then tail -n 5 "$work/out.$way.log" >&2; fi
@@ -172,7 +172,7 @@ measure_rbd_sync() {
 }
 
 measure_cli() {
-    local round=$1 s1 s2 r1 r2 c1 c2
+    local round=$1 s1 s2 r1 r2 c1 c2 u1 u2
     rm -f -- "$work"/result*
     "$measure" "$work/result.ls" rbd --conf "$conf" --id "$ceph_id" ls -l --format json "$pool" \
         > /dev/null 2> "$work/out.rbd-ls.log" || true
@@ -180,10 +180,10 @@ measure_cli() {
     "$measure" "$work/result.du" rbd --conf "$conf" --id "$ceph_id" du -p "$pool" --format json \
         > /dev/null 2> "$work/out.rbd-du.log" || true
     record rbd-du "$round" "$work/result.du"
-    read -r s1 r1 c1 < "$work/result.ls"
-    read -r s2 r2 c2 < "$work/result.du"
-    awk -v s1="$s1" -v s2="$s2" -v r1="$r1" -v r2="$r2" -v c1="$c1" -v c2="$c2" \
-        'BEGIN { printf "%.6f %d %d\n", s1 + s2, (r1 > r2 ? r1 : r2), (c1 ? c1 : c2) }' \
+    read -r s1 r1 c1 u1 < "$work/result.ls"
+    read -r s2 r2 c2 u2 < "$work/result.du"
+    awk -v s1="$s1" -v s2="$s2" -v r1="$r1" -v r2="$r2" -v c1="$c1" -v c2="$c2" -v u1="$u1" -v u2="$u2" \
+        'BEGIN { printf "%.6f %d %d %.3f\n", s1 + s2, (r1 > r2 ? r1 : r2), (c1 ? c1 : c2), u1 + u2 }' \
         > "$work/result"
     record rbd-cli "$round" "$work/result"
 }

@@ -39,11 +39,12 @@ def load(path):
     samples = {}
     for line in open(path):
         fields = line.rstrip("\n").split("\t")
-        if len(fields) != 6:
+        if len(fields) != 7:
             continue
-        way, _round, seconds, rss, code, rows = fields
+        way, _round, seconds, rss, code, rows, cpu = fields
         samples.setdefault(way, []).append({
             "seconds": float(seconds),
+            "cpu": float(cpu),
             "rss_kib": int(rss),
             "exit": int(code),
             "rows": None if rows.startswith("-") else tuple(int(x) for x in rows.split()),
@@ -68,7 +69,7 @@ def main():
     columns = [(name, way) for name, way in RATIO_COLUMNS if way in samples]
 
     header = ["way", "median s", "min-max s", "ms/img"] + [c for c, _ in columns] + \
-        ["peak RSS", "rows +ins/~upd/-del per run", "exit"]
+        ["client CPU s", "peak RSS", "rows +ins/~upd/-del per run", "exit"]
     table = []
     for way in ORDER:
         if way not in samples:
@@ -80,6 +81,7 @@ def main():
                "%.3f" % (med * 1000 / n)]
         for _, other in columns:
             row.append("-" if other == way else "%.3gx" % (med / median(other, samples)))
+        row.append("%.1f" % statistics.median(s["cpu"] for s in runs))
         row.append("%.1f MiB" % (max(s["rss_kib"] for s in runs) / 1024))
         rows = [s["rows"] for s in runs if s["rows"] is not None]
         row.append(" ".join("+%d/~%d/-%d" % r for r in rows) if rows else "-")
@@ -102,6 +104,8 @@ def main():
         print(line(row))
     print()
     print("ratios: this row's median / that column's median (0.1x = ten times faster)")
+    print("client CPU s: user + system seconds of the measured command itself (median),")
+    print("not of the OSD or PostgreSQL; near the wall time, the client is the bound")
     print()
 
     # Targets of #9 (goals the benchmark reports, not test assertions).

@@ -15,6 +15,7 @@
 #include "app/progress.hpp"
 #include "ceph/ceph_source.hpp"
 #include "common/interrupts.hpp"
+#include "common/stopwatch.hpp"
 #include "common/uuid.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_store.hpp"
@@ -111,10 +112,6 @@ void record_metrics(const cli::Config& config, const db::RunRow& row) {
   } catch (const Error& error) {
     spdlog::warn("{}", error.what());
   }
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

@@ -11,14 +11,11 @@
 #include <spdlog/spdlog.h>
 
 #include "common/error.hpp"
+#include "common/stopwatch.hpp"
 
 namespace rbdsync::sync {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::string image_path(const inventory::Pool& pool, const inventory::ImageRef& image) {
   if (image.pool_namespace.empty()) {

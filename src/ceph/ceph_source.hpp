@@ -24,7 +24,7 @@ struct CephConfig {
   /// Compute usage even without a valid fast-diff map, object by object (`rbd du` does
   /// that too, slowly); otherwise such usage is left unknown.
   bool exact_usage = false;
-  ImageReader reader = ImageReader::librbd;
+  ImageReader reader = ImageReader::direct;
 };
 
 /// Reads the RBD inventory through librados/librbd. Connects in the constructor and

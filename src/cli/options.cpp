@@ -49,9 +49,9 @@ cxxopts::Options make_options() {
        cxxopts::value<int>()->default_value("30"))
       (flag::k_exact_usage,
        "compute used bytes of images without a valid fast-diff map too (reads every object: slow)")
-      (flag::k_reader, "how images are read: librbd (open each) | direct (decode header objects, "
-                       "librbd for what it does not understand)",
-       cxxopts::value<std::string>()->default_value("librbd"));
+      (flag::k_reader, "how images are read: direct (decode header objects, librbd for what it "
+                       "does not understand) | librbd (open each)",
+       cxxopts::value<std::string>()->default_value("direct"));
   options.add_options("Output")
       (flag::k_format, "result on stdout: plain | json", cxxopts::value<std::string>()->default_value("plain"))
       (flag::k_json, "same as --format json")

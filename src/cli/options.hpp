@@ -57,7 +57,7 @@ struct Config {
   std::vector<std::string> pools;            ///< empty: every pool with the rbd application
   int ceph_timeout_seconds = 30;
   bool exact_usage = false;  ///< scan images without a valid fast-diff map too
-  ImageReader reader = ImageReader::librbd;
+  ImageReader reader = ImageReader::direct;
   int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout
   std::string log_file;          ///< empty: log to stderr
   std::string metrics_file;      ///< empty: no Prometheus textfile

@@ -104,8 +104,8 @@ TEST(CliOptions, BadWaitOrTriggerIsAUsageError) {
   EXPECT_EQ(failure_of({"run", "--trigger", "button"}), ExitCode::usage);
 }
 
-TEST(CliOptions, ReaderDefaultsToLibrbdAndAcceptsDirect) {
-  EXPECT_EQ(parse_args({"run"}).reader, ImageReader::librbd);
+TEST(CliOptions, ReaderDefaultsToDirectAndAcceptsLibrbd) {
+  EXPECT_EQ(parse_args({"run"}).reader, ImageReader::direct);
   EXPECT_EQ(parse_args({"run", "--reader", "direct"}).reader, ImageReader::direct);
   EXPECT_EQ(parse_args({"run", "--reader", "librbd"}).reader, ImageReader::librbd);
 }

@@ -4,6 +4,7 @@
 // each run took to fail is printed as "[fault] ..." lines for the issue notes.
 #include <signal.h>
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -172,11 +173,47 @@ TEST_F(FaultTest, SigkillInTheWritePhaseLeavesTheDatabaseAsItWas) {
   EXPECT_NE(next.out.find("changed=1 removed=1"), std::string::npos) << next.out;
 }
 
+TEST_F(FaultTest, SignalWhileReadsAreInFlightRollsBackAndExitsWithTheSignalsCode) {
+  // Reads are held in flight at a frozen OSD (64 header reads with the direct reader, 32
+  // opens with librbd) when the signal comes; the OSD resumes before the grace period
+  // ends, so the run gets to stop on its own: roll back, record, release.
+  const pid_t osd = pid_from_file(ceph_dir() + "/run/osd.0.pid");
+  struct Case {
+    const char* reader;
+    int signal_number;
+    int exit_code;
+  };
+  for (const Case& c :
+       {Case{"direct", SIGTERM, 143}, Case{"direct", SIGINT, 130}, Case{"librbd", SIGTERM, 143}}) {
+    const std::string what = std::string("--reader ") + c.reader + ", " +
+                             (c.signal_number == SIGTERM ? "SIGTERM" : "SIGINT") +
+                             " while reads are in flight";
+    SCOPED_TRACE(what);
+    BackgroundRun run(run_args({"--pool", pool, "--reader", c.reader}));
+    stop_when_reading_starts(run.pid(), lock_file);
+    ::kill(osd, SIGSTOP);
+    ::kill(run.pid(), SIGCONT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the reads go out
+    ::kill(run.pid(), c.signal_number);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::kill(osd, SIGCONT);
+    const RunResult result = run.wait();
+    report(what, result);
+    EXPECT_EQ(result.exit_code, c.exit_code) << result.err;
+    EXPECT_NE(result.err.find("interrupted by"), std::string::npos) << result.err;
+    EXPECT_EQ(db.checksum(), before);
+    EXPECT_EQ(db.rows("SELECT status FROM rbdsync.runs ORDER BY started_at DESC LIMIT 1"),
+              std::vector<std::string>{"interrupted"});
+    EXPECT_FALSE(lock_status(lock_file)["running"].get<bool>()) << "the guard is released";
+  }
+}
+
 TEST_F(FaultTest, FrozenOsdWhileReadingFailsWithinTheCephTimeout) {
   const pid_t osd = pid_from_file(ceph_dir() + "/run/osd.0.pid");
   BackgroundRun run(run_args({"--pool", pool, "--ceph-timeout", "3"}));
-  wait_for_phase(lock_file, "reading", 1);
+  stop_when_reading_starts(run.pid(), lock_file);
   ::kill(osd, SIGSTOP);
+  ::kill(run.pid(), SIGCONT);
   RunResult result = run.wait();
   ::kill(osd, SIGCONT);
   // The read may have been between two images; either way it must end, not hang.
@@ -195,8 +232,9 @@ TEST_F(FaultTest, MonKilledBeforeTheSyncFailsWithinTheCephTimeout) {
 
 TEST_F(FaultTest, MonKilledWhileReadingEndsWithinTheCephTimeout) {
   BackgroundRun run(run_args({"--pool", pool, "--ceph-timeout", "3"}));
-  wait_for_phase(lock_file, "reading", 1);
+  stop_when_reading_starts(run.pid(), lock_file);
   run_script("ceph-cluster.sh", {"kill-mon", ceph_dir()});
+  ::kill(run.pid(), SIGCONT);
   const RunResult result = run.wait();
   run_script("ceph-cluster.sh", {"start-mon", ceph_dir()});
   report("mon killed while reading, --ceph-timeout 3", result);
@@ -220,8 +258,9 @@ TEST_F(FaultTest, PostgresStoppedBeforeTheSyncFailsAsUnavailable) {
 
 TEST_F(FaultTest, PostgresStoppedWhileReadingFailsAsUnavailable) {
   BackgroundRun run(run_args({"--pool", pool}));
-  wait_for_phase(lock_file, "reading", 1);
+  stop_when_reading_starts(run.pid(), lock_file);
   run_script("pg-server.sh", {"halt", pg_dir()});
+  ::kill(run.pid(), SIGCONT);
   const RunResult result = run.wait();
   run_script("pg-server.sh", {"resume", pg_dir()});
   expect_failure("PostgreSQL stopped while reading", result, 69, "PostgreSQL");

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <future>
 #include <iostream>
 #include <thread>
@@ -14,8 +15,9 @@
 namespace rbdsync::testing {
 namespace {
 
-// Enough images that a sync takes a few seconds on the test cluster, so that runs
-// started meanwhile really collide with it.
+// Enough images that runs started at once really collide with the one that wins. The
+// direct reader reads them in a fraction of a second, so the tests that need a sync
+// in the middle of its run stop it there (stop_when_reading_starts).
 constexpr int k_images = 400;
 
 class GuardTest : public IntegrationTest {
@@ -38,9 +40,6 @@ class GuardTest : public IntegrationTest {
   }
 
   nlohmann::json status(const std::string& lock) const { return lock_status(lock); }
-
-  /// Waits until the sync holding `lock` has read some images.
-  void wait_until_reading(const std::string& lock) const { wait_for_phase(lock, "reading", 1); }
 
   std::string pool;
 };
@@ -96,7 +95,7 @@ TEST_F(GuardTest, FiftyRunsAtOnceGiveExactlyOneSyncAndFortyNineNamingItsPid) {
 
 TEST_F(GuardTest, KilledHolderLeavesNoLockAndTheNextRunOverwritesItsRecord) {
   BackgroundRun victim(run_args({"--pool", pool}));
-  wait_until_reading(lock_file);
+  stop_when_reading_starts(victim.pid(), lock_file);
   const auto during = status(lock_file);
   EXPECT_EQ(during["holder"]["pid"], victim.pid());
   const std::string victim_run = during["holder"]["run_id"];
@@ -124,7 +123,7 @@ TEST_F(GuardTest, KilledHolderLeavesNoLockAndTheNextRunOverwritesItsRecord) {
 TEST_F(GuardTest, RunOnAnotherHostExitsBusyNamingTheHolderFromTheDatabase) {
   // Two lock files stand in for two hosts sharing one database.
   BackgroundRun first(args_with_lock(dir.file("host-a.lock")));
-  wait_until_reading(dir.file("host-a.lock"));
+  stop_when_reading_starts(first.pid(), dir.file("host-a.lock"));
 
   const RunResult second = run_rbd_sync(args_with_lock(dir.file("host-b.lock"), {"--json"}));
   EXPECT_EQ(second.exit_code, 75) << second.err;
@@ -135,6 +134,7 @@ TEST_F(GuardTest, RunOnAnotherHostExitsBusyNamingTheHolderFromTheDatabase) {
   const auto json = nlohmann::json::parse(second.out);
   EXPECT_EQ(json["holder"]["pid"], first.pid());
 
+  ::kill(first.pid(), SIGCONT);
   const RunResult first_result = first.wait();
   EXPECT_EQ(first_result.exit_code, 0) << first_result.err;
   EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs"), std::vector<std::string>{"1"});
@@ -143,22 +143,28 @@ TEST_F(GuardTest, RunOnAnotherHostExitsBusyNamingTheHolderFromTheDatabase) {
 
 TEST_F(GuardTest, WaitingRunStartsOnceTheHolderFinishes) {
   BackgroundRun first(run_args({"--pool", pool}));
-  wait_until_reading(lock_file);
-  const RunResult waiting = sync({"--pool", pool, "--wait", "120"});
-  EXPECT_EQ(waiting.exit_code, 0) << waiting.err;
+  stop_when_reading_starts(first.pid(), lock_file);
+  BackgroundRun waiting(run_args({"--pool", pool, "--wait", "120"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs"), std::vector<std::string>{"1"})
+      << "the waiting run must not start while the first holds the lock";
+  ::kill(first.pid(), SIGCONT);
   EXPECT_EQ(first.wait().exit_code, 0);
+  const RunResult waited = waiting.wait();
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
   EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs WHERE status = 'succeeded'"),
             std::vector<std::string>{"2"});
 }
 
 TEST_F(GuardTest, StatusShowsTheRunningSyncThenTheLastRun) {
   BackgroundRun running(run_args({"--pool", pool, "--trigger", "web"}));
-  wait_until_reading(lock_file);
+  stop_when_reading_starts(running.pid(), lock_file);
   const RunResult during = run_rbd_sync({"status", "--lock-file", lock_file});
   EXPECT_EQ(during.exit_code, 75);
   EXPECT_NE(during.out.find("running: pid " + std::to_string(running.pid())), std::string::npos)
       << during.out;
   EXPECT_NE(during.out.find("trigger web"), std::string::npos) << during.out;
+  ::kill(running.pid(), SIGCONT);
   ASSERT_EQ(running.wait().exit_code, 0);
 
   const RunResult after = run_rbd_sync({"status", "--lock-file", lock_file});

@@ -11,14 +11,24 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <iostream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "common/fd.hpp"
+#include "lock/holder_record.hpp"
 
 namespace rbdsync::testing {
 
 namespace {
+
+constexpr std::uint64_t k_mib = 1ULL << 20;
+constexpr std::uint64_t k_all_features = 0x3d;  // rbd create's default: up to deep-flatten
+constexpr std::uint64_t k_layering_only = 1;
+// An image's name is part of the object name "rbd_id.<name>", and the OSD refuses
+// object names longer than osd_max_object_name_len (2048) bytes.
+constexpr std::size_t k_longest_image_name = 2048 - std::string_view("rbd_id.").size();
 
 void check(int r, const std::string& what) {
   if (r < 0) {
@@ -291,6 +301,25 @@ RunResult BackgroundRun::wait() {
   return m_result.get();
 }
 
+void stop_when_reading_starts(pid_t pid, const std::string& lock_path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const Fd fd(::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() >= 0) {
+      const auto record = lock::read_record(fd.get());
+      if (record && record->holder && record->holder->pid == pid &&
+          record->holder->phase == "reading") {
+        ::kill(pid, SIGSTOP);
+        std::cout << "[harness] stopped the sync after " << record->holder->done << " of "
+                  << record->holder->total << " images read" << std::endl;
+        return;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  throw std::runtime_error("the sync never started reading images");
+}
+
 // ---------------------------------------------------------------------------- Ceph
 
 CephAdmin::CephAdmin() {
@@ -555,6 +584,55 @@ bool CephAdmin::has_mgr() {
   return stat.value("available", false);
 }
 
+InventoryFixture CephAdmin::create_inventory_fixture(const std::string& pool,
+                                                     const std::string& second) {
+  InventoryFixture fixture;
+  create_namespace(pool, "tenant");
+
+  // fast-diff, data, a protected snapshot with two clones and a later snapshot.
+  create_image(pool, "fast", 64 * k_mib);
+  write(pool, "fast", 0, 4 * k_mib);
+  snapshot(pool, "fast", "s1", /*protect=*/true);
+  write(pool, "fast", 8 * k_mib, 4 * k_mib);
+  snapshot(pool, "fast", "s2", /*protect=*/false);
+  write(pool, "fast", 16 * k_mib, k_mib);
+  set_image_config(pool, "fast", "rbd_qos_iops_limit", "100");
+  clone(pool, "fast", "s1", "child");                           // clone format 1
+  clone_v2(pool, "", "fast", "s1", second, "", "cross-child");  // format 2, other pool
+  // A snapshot removed while a format 2 clone needs it: kept in the "trash" snapshot
+  // namespace under a new name.
+  create_image(pool, "snap-trasher", 8 * k_mib);
+  snapshot(pool, "snap-trasher", "doomed", /*protect=*/false);
+  clone_v2(pool, "", "snap-trasher", "doomed", pool, "", "orphan-child");
+  remove_snapshot(pool, "snap-trasher", "doomed");
+  // No fast-diff, 1 MiB objects, fancy striping.
+  create_striped_image(pool, "plain", 32 * k_mib, 20, 64 * 1024, 4);
+  write(pool, "plain", 0, 2 * k_mib);
+  // fast-diff whose object map is gone: flagged invalid on the next write.
+  const std::string broken_id = create_image(pool, "broken-map", 16 * k_mib);
+  rados({"-p", pool, "rm", "rbd_object_map." + broken_id});
+  write(pool, "broken-map", 0, k_mib);
+  // A namespace, the trash (in both namespaces), a second pool.
+  create_image(pool, "in-tenant", 8 * k_mib, k_all_features, 22, "tenant");
+  write(pool, "in-tenant", 0, k_mib, "tenant");
+  create_image(pool, "binned", 8 * k_mib);
+  trash_move(pool, "binned");
+  create_image(pool, "binned-in-tenant", 8 * k_mib, k_all_features, 22, "tenant");
+  trash_move(pool, "binned-in-tenant", "tenant");
+  create_image(second, "other", 4 * k_mib, k_layering_only);
+  // Names.
+  fixture.longest_name = std::string(k_longest_image_name, 'n');
+  for (const std::string& name : {std::string("it's \"quoted\""), std::string(" two  spaces "),
+                                  std::string("диск-💾-ünïcødé"), fixture.longest_name}) {
+    create_image(pool, name, 4 * k_mib);
+  }
+  // A client that has an image open (and holds its exclusive lock).
+  create_image(pool, "watched", 8 * k_mib);
+  fixture.holder = std::make_unique<ImageHolder>(pool, "", "watched");
+  fixture.images = 14;
+  return fixture;
+}
+
 // ---------------------------------------------------------------------------- PostgreSQL
 
 TestDatabase::TestDatabase() {
@@ -692,6 +770,9 @@ std::vector<std::string> IntegrationTest::run_args(const std::vector<std::string
                                 lock_file,
                                 "--ceph-timeout",
                                 "20"};
+  if (!reader.empty()) {
+    args.insert(args.end(), {"--reader", reader});
+  }
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }

@@ -94,6 +94,19 @@ class BackgroundRun {
   bool m_waited = false;
 };
 
+/// What CephAdmin::create_inventory_fixture() made that tests look at afterwards.
+struct InventoryFixture {
+  std::size_t images = 0;    ///< images in both pools (not counting the two in the trash)
+  std::string longest_name;  ///< an image name exactly as long as the OSD accepts
+  std::unique_ptr<ImageHolder> holder;  ///< keeps "watched" open, as a VM would
+};
+
+/// Waits until the sync `pid` that holds `lock_path` has listed every image and started
+/// reading them, then stops it (SIGSTOP) before it gets far: the direct reader reads
+/// hundreds of images in a few milliseconds, too fast to catch any other way. The
+/// caller sends SIGCONT. Throws when the sync does not start reading within 60 s.
+void stop_when_reading_starts(pid_t pid, const std::string& lock_path);
+
 /// An admin connection to the test cluster, for making fixtures.
 class CephAdmin {
  public:
@@ -155,6 +168,16 @@ class CephAdmin {
   /// Whether the cluster has an active mgr (pool usage figures come from it).
   bool has_mgr();
 
+  /// Every kind of image the inventory tests check (issue #6), in the existing rbd
+  /// pools `pool` and `second`: "fast" (fast-diff, data, config override, protected
+  /// snapshot s1 with a clone format 1 "child" and a format 2 "cross-child" in
+  /// `second`, a later snapshot s2), "snap-trasher" (its snapshot in the trash
+  /// namespace, kept by "orphan-child"), "plain" (no fast-diff, fancy striping),
+  /// "broken-map" (object map deleted, flagged invalid), "in-tenant" in namespace
+  /// "tenant", "binned" and "binned-in-tenant" in the trash, "other" in `second`,
+  /// names that need quoting or are as long as allowed, and "watched", held open.
+  InventoryFixture create_inventory_fixture(const std::string& pool, const std::string& second);
+
  private:
   librados::Rados m_rados;
   std::vector<std::string> m_pools;  ///< deleted on destruction
@@ -211,6 +234,7 @@ class IntegrationTest : public ::testing::Test {
   TestDatabase db;
   ScopedTempDir dir;
   std::string lock_file = dir.file("sync.lock");
+  std::string reader;  ///< run_args() adds `--reader <reader>` unless empty (the default)
 };
 
 }  // namespace rbdsync::testing

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -23,7 +24,10 @@ class OpsTest : public IntegrationTest {
 
 TEST_F(OpsTest, RunRowGoesRunningThenProgressesThenSucceeds) {
   ceph.create_images(pool, "img", k_images, 8ULL << 20);
-  BackgroundRun run(run_args({"--pool", pool}));
+  // The row's progress is written at most every 0.5 s. The librbd reader takes seconds
+  // over these images; the direct reader (the default) reads them in well under 0.5 s,
+  // so its row would jump from 0 to done: nothing to see move.
+  BackgroundRun run(run_args({"--pool", pool, "--reader", "librbd"}));
 
   // A second connection, as the web page has, polls the row.
   auto connection = db.connect();
@@ -157,7 +161,15 @@ TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy)
       press.push_back(arg);
     }
   }
+  // The direct reader syncs these images in well under the 0.5 s the backend waits
+  // before it says "started" (it then reports the finished run instead), so a session
+  // of the test's own holds the first run in its write phase, as a long report query
+  // on the console could, until both presses have answered.
+  auto blocker_connection = db.connect();
+  auto blocker = std::make_unique<pqxx::work>(*blocker_connection);
+  blocker->exec("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE");
   const RunResult pressed = run_program(press, 60, {}, {std::string("RBD_SYNC=") + RBDSYNC_BINARY});
+  blocker.reset();
   ASSERT_EQ(pressed.exit_code, 0) << pressed.err;
   std::istringstream lines(pressed.out);
   std::string first;

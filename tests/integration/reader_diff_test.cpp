@@ -134,31 +134,9 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   const std::string second = unique_name("diff");
   ceph.create_pool(pool);
   ceph.create_pool(second);
-  ceph.create_namespace(pool, "tenant");
 
   // What the inventory tests create.
-  ceph.create_image(pool, "fast", 64 * k_mib);
-  ceph.write(pool, "fast", 0, 4 * k_mib);
-  ceph.snapshot(pool, "fast", "s1", /*protect=*/true);
-  ceph.write(pool, "fast", 8 * k_mib, 4 * k_mib);
-  ceph.snapshot(pool, "fast", "s2", /*protect=*/false);
-  ceph.write(pool, "fast", 16 * k_mib, k_mib);
-  ceph.set_image_config(pool, "fast", "rbd_qos_iops_limit", "100");
-  ceph.clone(pool, "fast", "s1", "child");
-  ceph.clone_v2(pool, "", "fast", "s1", second, "", "cross-child");
-  ceph.create_image(pool, "snap-trasher", 8 * k_mib);
-  ceph.snapshot(pool, "snap-trasher", "doomed", /*protect=*/false);
-  ceph.clone_v2(pool, "", "snap-trasher", "doomed", pool, "", "orphan-child");
-  ceph.remove_snapshot(pool, "snap-trasher", "doomed");
-  ceph.create_striped_image(pool, "plain", 32 * k_mib, 20, 64 * 1024, 4);
-  ceph.write(pool, "plain", 0, 2 * k_mib);
-  const std::string broken_id = ceph.create_image(pool, "broken-map", 16 * k_mib);
-  rados({"-p", pool, "rm", "rbd_object_map." + broken_id});
-  ceph.write(pool, "broken-map", 0, k_mib);
-  ceph.create_image(pool, "in-tenant", 8 * k_mib, k_all_features, 22, "tenant");
-  ceph.write(pool, "in-tenant", 0, k_mib, "tenant");
-  ceph.create_image(second, "other", 4 * k_mib, 1);
-  ceph.create_image(pool, "watched", 8 * k_mib);
+  const InventoryFixture fixture = ceph.create_inventory_fixture(pool, second);
 
   // Every feature combination librbd accepts on create (object-map needs
   // exclusive-lock, fast-diff needs object-map, journaling needs exclusive-lock).
@@ -180,13 +158,12 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   ceph.set_image_config(pool, "history", "rbd_qos_bps_limit", "1048576");
   ceph.create_image(pool, "small-objects", 3 * k_mib + 5, k_all_features, 16);
   ceph.write(pool, "small-objects", 100 * 1024, 300 * 1024);
-  const ImageHolder holder(pool, "", "watched");
 
   ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
   ceph::CephSource direct_source(config(ceph::ImageReader::direct));
   const auto expected = read_all(librbd_source, {pool, second});
   const auto got = read_all(direct_source, {pool, second});
-  ASSERT_EQ(expected.size(), 28U);
+  ASSERT_EQ(expected.size(), fixture.images + 18);  // + features-*, history, small-objects
   ASSERT_EQ(got.size(), expected.size());
   for (const auto& [key, image] : expected) {
     const auto found = got.find(key);

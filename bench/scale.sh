@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The inventory at scale, side by side (issue #9; results in docs/performance.md).
 #
-#   bench/scale.sh [--images N] [--runs R] [--build DIR] [--threads T]
+#   bench/scale.sh [--images N] [--runs R] [--build DIR] [--threads T] [--ways LIST]
 #
 # Starts a throwaway Ceph cluster (one bluestore-on-file OSD, no mgr) and PostgreSQL
 # server on private ports, fills a pool with N images through librbd (bench/fill_cluster:
@@ -18,7 +18,9 @@
 # targets of #9. The services are stopped on exit, whatever happens. Exit status: 0, or 1
 # when a measured command failed (a missed target is reported, never an exit status).
 #
-# Defaults: --images 10000, --runs 3, --build build (needs rbd-sync and bench/ targets).
+# Defaults: --images 10000, --runs 3, --build build (needs rbd-sync and bench/ targets),
+# --ways direct,librbd,cli,python,floor (a subset keeps a large run short: at 100,000
+# images the librbd ways take about half an hour per round).
 # Ports: CEPH_CLUSTER_PORT (default 55789; it uses PORT..PORT+99), PG_SERVER_PORT (61432).
 # Timings are wall clock on a shared machine: run it when the machine is otherwise idle.
 set -euo pipefail
@@ -28,10 +30,11 @@ images=10000
 runs=3
 build=$root/build
 threads=8
+ways_wanted=direct,librbd,cli,python,floor
 readonly pool=bench
 
 usage() {
-    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T]" >&2
+    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor]" >&2
     exit 64
 }
 while (($#)); do
@@ -40,6 +43,7 @@ while (($#)); do
         --runs) runs=${2:-}; shift 2 || usage ;;
         --build) build=${2:-}; shift 2 || usage ;;
         --threads) threads=${2:-}; shift 2 || usage ;;
+        --ways) ways_wanted=${2:-}; shift 2 || usage ;;
         -h | --help) usage ;;
         *) usage ;;
     esac
@@ -47,6 +51,9 @@ done
 [[ $images =~ ^[0-9]+$ ]] && ((images >= 10)) || { echo "scale.sh: --images must be >= 10" >&2; exit 64; }
 [[ $runs =~ ^[0-9]+$ ]] && ((runs >= 1)) || { echo "scale.sh: --runs must be >= 1" >&2; exit 64; }
 [[ $threads =~ ^[0-9]+$ ]] && ((threads >= 1)) || usage
+[[ $ways_wanted =~ ^(direct|librbd|cli|python|floor)(,(direct|librbd|cli|python|floor))*$ ]] ||
+    { echo "scale.sh: --ways takes a comma-separated subset of direct,librbd,cli,python,floor" >&2; exit 64; }
+wanted() { [[ ,$ways_wanted, == *,$1,* ]]; }
 build=$(realpath -- "$build")
 
 rbd_sync=$build/rbd-sync
@@ -99,8 +106,10 @@ build_rev="$("$rbd_sync" --version 2>/dev/null | head -n 1), $(git -C "$root" re
 git -C "$root" diff --quiet HEAD -- src CMakeLists.txt sql 2>/dev/null || build_rev+=" + uncommitted src changes"
 readers=()
 if "$rbd_sync" --help 2>&1 | grep -q -- '--reader'; then
-    readers=(librbd direct)
-    reader_note="readers: librbd, direct (rbd-sync --help lists --reader)"
+    for r in librbd direct; do
+        if wanted "$r"; then readers+=("$r"); fi
+    done
+    reader_note="readers: ${readers[*]:-none} (rbd-sync --help lists --reader)"
 else
     readers=(default)
     reader_note="reader: the default only (this rbd-sync has no --reader option)"
@@ -211,7 +220,9 @@ measure_floor() {
 
 ways=()
 for r in "${readers[@]}"; do ways+=("sync:$r"); done
-ways+=(cli python floor)
+for w in cli python floor; do
+    if wanted "$w"; then ways+=("$w"); fi
+done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 t_measure=$(now)
 for ((round = 1; round <= runs; round++)); do
@@ -231,7 +242,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 measure_seconds=$(awk -v a="$t_measure" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }')
 
 snapshots=$(sql "SELECT count(*) FROM rbdsync.snapshots" 2>/dev/null || echo "?")
-clones=$(sql "SELECT count(*) FROM oldjob.images WHERE parent_image IS NOT NULL" 2>/dev/null || echo "?")
+clones=$(sql "SELECT count(*) FROM rbdsync.images WHERE parent_image_id IS NOT NULL" 2>/dev/null || echo "?")
 status=0
 "$python" "$root/bench/scale_report.py" "$samples" \
     --images "$images" --runs "$runs" --readers "${readers[*]}" \

@@ -279,6 +279,8 @@ void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs
   spdlog::info("pool '{}': {} images decoded from their headers, {} read through librbd{}",
                pool.name, refs.size() - through_librbd, through_librbd,
                reasons.empty() ? std::string() : " (" + reasons + ")");
+  spdlog::debug("clone parents and children looked up so far in this sync: {}",
+                m_cluster->clone_links->lookups());
 }
 
 }  // namespace rbdsync::ceph

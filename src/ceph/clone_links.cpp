@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <list>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "common/error.hpp"
@@ -18,11 +19,11 @@ struct CompletionRelease {
   void operator()(librados::AioCompletion* completion) const { completion->release(); }
 };
 
-/// One omap_get_vals_by_keys read of one key of one object, in flight.
+/// One omap_get_vals_by_keys read of one object, in flight.
 class KeyRead {
  public:
-  KeyRead(librados::IoCtx& io, const std::string& object, std::string key) : m_key(std::move(key)) {
-    m_op.omap_get_vals_by_keys({m_key}, &m_values, &m_r);
+  KeyRead(librados::IoCtx& io, const std::string& object, const std::set<std::string>& keys) {
+    m_op.omap_get_vals_by_keys(keys, &m_values, &m_r);
     m_done.reset(librados::Rados::aio_create_completion());
     m_submitted = io.aio_operate(object, m_done.get(), &m_op, nullptr);
   }
@@ -34,9 +35,10 @@ class KeyRead {
     }
   }
 
-  /// 0 with the value (nullopt: no such key or object), or a negative errno.
-  int finish(std::optional<std::string>& value) {
-    value.reset();
+  /// 0 with the values of the keys found (none when the object does not exist), or a
+  /// negative errno.
+  int finish(std::map<std::string, std::string>& values) {
+    values.clear();
     if (m_submitted < 0) {
       return m_submitted;
     }
@@ -48,15 +50,22 @@ class KeyRead {
     if (r < 0) {
       return r;
     }
-    const auto found = m_values.find(m_key);
-    if (found != m_values.end()) {
-      value = found->second.to_str();
+    for (auto& [key, value] : m_values) {
+      values.emplace(key, value.to_str());
     }
     return 0;
   }
 
+  /// finish() of a read of one key: its value, or nullopt.
+  int finish(const std::string& key, std::optional<std::string>& value) {
+    std::map<std::string, std::string> values;
+    const int r = finish(values);
+    const auto found = values.find(key);
+    value = found != values.end() ? std::optional<std::string>(found->second) : std::nullopt;
+    return r;
+  }
+
  private:
-  std::string m_key;
   librados::ObjectReadOperation m_op;
   std::map<std::string, librados::bufferlist> m_values;
   int m_r = 0;
@@ -108,7 +117,7 @@ CloneLinks::ParentLookup CloneLinks::parent(const HeaderParent& spec, std::uint6
 }
 
 CloneLinks::ParentNames CloneLinks::look_up(const HeaderParent& spec) {
-  ++m_parent_lookups;
+  ++m_lookups;
   ParentNames names;
   if (const int r = m_rados.pool_reverse_lookup(spec.pool_id, &names.pool_name); r < 0) {
     names.fallback_reason = read_error("the parent's pool", r);
@@ -123,19 +132,21 @@ CloneLinks::ParentNames CloneLinks::look_up(const HeaderParent& spec) {
   // (OpenRequest), the trash flag from the trash alone (api::Image::get_parent), the
   // snapshot's name from the parent's header. Three reads in flight at once.
   io->set_namespace(spec.pool_namespace);
-  KeyRead directory(*io, "rbd_directory", "id_" + spec.image_id);
-  KeyRead trash(*io, "rbd_trash", "id_" + spec.image_id);
-  KeyRead header(*io, "rbd_header." + spec.image_id, snapshot_key(spec.snap_id));
+  const std::string id_key = "id_" + spec.image_id;
+  const std::string snap_key = snapshot_key(spec.snap_id);
+  KeyRead directory(*io, "rbd_directory", {id_key});
+  KeyRead trash(*io, "rbd_trash", {id_key});
+  KeyRead header(*io, "rbd_header." + spec.image_id, {snap_key});
   io->set_namespace("");
 
   std::optional<std::string> directory_value;
   std::optional<std::string> trash_value;
   std::optional<std::string> snapshot_value;
-  if (const int r = directory.finish(directory_value); r < 0) {
+  if (const int r = directory.finish(id_key, directory_value); r < 0) {
     names.fallback_reason = read_error("the parent's directory entry", r);
-  } else if (const int t = trash.finish(trash_value); t < 0 && t != -EOPNOTSUPP) {
+  } else if (const int t = trash.finish(id_key, trash_value); t < 0 && t != -EOPNOTSUPP) {
     names.fallback_reason = read_error("the parent's trash entry", t);
-  } else if (const int h = header.finish(snapshot_value); h < 0) {
+  } else if (const int h = header.finish(snap_key, snapshot_value); h < 0) {
     names.fallback_reason = read_error("the parent's snapshot", h);
   }
   if (!names.fallback_reason.empty()) {
@@ -196,10 +207,7 @@ librados::IoCtx* CloneLinks::pool_context(std::int64_t pool_id) {
   return &m_pools.emplace(pool_id, std::move(io)).first->second;
 }
 
-std::optional<std::size_t> CloneLinks::v1_children(std::int64_t pool_id,
-                                                   const std::string& pool_namespace,
-                                                   const std::string& image_id,
-                                                   std::uint64_t snap_id, std::string& reason) {
+const std::vector<std::int64_t>* CloneLinks::base_pools(std::string& reason) {
   if (!m_base_pools) {
     // list_descendants(): every pool that is not a cache tier; pools that vanish
     // meanwhile are skipped.
@@ -223,22 +231,87 @@ std::optional<std::size_t> CloneLinks::v1_children(std::int64_t pool_id,
   }
   if (!m_pool_list_error.empty()) {
     reason = m_pool_list_error;
+    return nullptr;
+  }
+  return &*m_base_pools;
+}
+
+std::optional<std::size_t> CloneLinks::children(std::int64_t pool_id,
+                                                const std::string& pool_namespace,
+                                                const std::string& image_id, std::uint64_t snap_id,
+                                                const std::vector<ChildSpec>& v2_children,
+                                                std::string& reason) {
+  const std::vector<std::int64_t>* pools = base_pools(reason);
+  if (pools == nullptr) {
     return std::nullopt;
   }
+  // Child ids by the pool and namespace whose directory must name them.
+  std::map<std::pair<std::int64_t, std::string>, std::vector<std::string>> by_pool;
   const std::string key = clone_v1_children_key(pool_id, image_id, snap_id);
-  std::size_t children = 0;
-  for (const std::int64_t pool : *m_base_pools) {
+  for (const std::int64_t pool : *pools) {
     const ChildrenTable& table = children_table(pool, pool_namespace);
     if (!table.error.empty()) {
       reason = table.error;
       return std::nullopt;
     }
-    const auto found = table.counts.find(key);
-    if (found != table.counts.end()) {
-      children += found->second;
+    const auto found = table.ids.find(key);
+    if (found != table.ids.end()) {
+      auto& ids = by_pool[{pool, pool_namespace}];
+      ids.insert(ids.end(), found->second.begin(), found->second.end());
     }
   }
-  return children;
+  for (const ChildSpec& child : v2_children) {
+    by_pool[{child.pool_id, child.pool_namespace}].push_back(child.image_id);
+  }
+  std::size_t count = 0;
+  for (const auto& [where, ids] : by_pool) {
+    if (!names_found(where.first, where.second, ids, reason)) {
+      return std::nullopt;
+    }
+    count += ids.size();
+  }
+  return count;
+}
+
+bool CloneLinks::names_found(std::int64_t pool_id, const std::string& pool_namespace,
+                             const std::vector<std::string>& image_ids, std::string& reason) {
+  librados::IoCtx* io = pool_context(pool_id);
+  if (io == nullptr) {
+    // list_descendants() leaves the children of a deleted pool unnamed, but counts them.
+    const int r = m_pool_errors[pool_id];
+    if (r == -ENOENT) {
+      return true;
+    }
+    reason = read_error("the pool of a child image", r);
+    return false;
+  }
+  std::set<std::string> keys;
+  for (const std::string& id : image_ids) {
+    keys.insert("id_" + id);
+  }
+  ++m_lookups;
+  io->set_namespace(pool_namespace);
+  KeyRead directory(*io, "rbd_directory", keys);
+  KeyRead trash(*io, "rbd_trash", keys);
+  io->set_namespace("");
+  std::map<std::string, std::string> listed;
+  std::map<std::string, std::string> trashed;
+  if (const int r = directory.finish(listed); r < 0) {
+    reason = read_error("the directory entries of child images", r);
+    return false;
+  }
+  if (const int r = trash.finish(trashed); r < 0 && r != -EOPNOTSUPP) {
+    reason = read_error("the trash entries of child images", r);
+    return false;
+  }
+  for (const std::string& key : keys) {
+    if (listed.count(key) == 0 && trashed.count(key) == 0) {
+      // list_children3() fails with ENOENT: the librbd reader reports the image failed.
+      reason = "child image " + key.substr(3) + " not found";
+      return false;
+    }
+  }
+  return true;
 }
 
 const CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,
@@ -248,7 +321,7 @@ const CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id
   if (found != m_children.end()) {
     return found->second;
   }
-  ++m_parent_lookups;
+  ++m_lookups;
   ChildrenTable table;
   librados::IoCtx* io = pool_context(pool_id);
   if (io == nullptr) {
@@ -272,12 +345,12 @@ const CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id
       break;
     }
     for (auto& [child_key, value] : page) {
-      const auto count = decode_child_id_count(value.to_str());
-      if (!count) {
+      auto ids = decode_child_ids(value.to_str());
+      if (!ids) {
         table.error = "cannot decode the clone v1 children of pool " + std::to_string(pool_id);
         break;
       }
-      table.counts[child_key] = *count;
+      table.ids[child_key] = std::move(*ids);
     }
     if (!table.error.empty() || page.empty()) {
       break;

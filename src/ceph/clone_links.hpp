@@ -35,17 +35,19 @@ class CloneLinks {
   };
   ParentLookup parent(const HeaderParent& spec, std::uint64_t size_bytes);
 
-  /// How many clone v1 children of snapshot `snap_id` of image `image_id` (in pool
-  /// `pool_id`, namespace `pool_namespace`) list_children3() finds: those listed in the
-  /// `rbd_children` object of that namespace in every pool that is not a cache tier.
-  /// nullopt (with `reason` set) when an object could not be read or decoded.
-  std::optional<std::size_t> v1_children(std::int64_t pool_id, const std::string& pool_namespace,
-                                         const std::string& image_id, std::uint64_t snap_id,
-                                         std::string& reason);
+  /// How many children list_children3() lists for snapshot `snap_id` of image
+  /// `image_id` (pool `pool_id`, namespace `pool_namespace`): the clone v1 children in
+  /// the `rbd_children` object of that namespace in every pool that is not a cache tier,
+  /// and `v2_children` from the image's own header. nullopt (with `reason` set) where
+  /// list_children3() fails (it must find every child's name in its pool's directory or
+  /// trash) or an object cannot be read.
+  std::optional<std::size_t> children(std::int64_t pool_id, const std::string& pool_namespace,
+                                      const std::string& image_id, std::uint64_t snap_id,
+                                      const std::vector<ChildSpec>& v2_children,
+                                      std::string& reason);
 
-  /// Cache misses so far: header, directory and trash reads for parents, pools read for
-  /// v1 children.
-  std::size_t parent_lookups() const { return m_parent_lookups; }
+  /// Lookups that missed the cache so far (parents, `rbd_children` objects).
+  std::size_t lookups() const { return m_lookups; }
 
  private:
   struct ParentNames {
@@ -55,15 +57,18 @@ class CloneLinks {
     std::string snap_name;
     bool in_trash = false;
   };
-  /// `rbd_children` of one namespace of one pool: key -> child count.
+  /// `rbd_children` of one namespace of one pool: key -> child image ids.
   struct ChildrenTable {
     std::string error;
-    std::map<std::string, std::size_t> counts;
+    std::map<std::string, std::vector<std::string>> ids;
   };
 
   ParentNames look_up(const HeaderParent& spec);
   librados::IoCtx* pool_context(std::int64_t pool_id);
   const ChildrenTable& children_table(std::int64_t pool_id, const std::string& pool_namespace);
+  const std::vector<std::int64_t>* base_pools(std::string& reason);
+  bool names_found(std::int64_t pool_id, const std::string& pool_namespace,
+                   const std::vector<std::string>& image_ids, std::string& reason);
 
   librados::Rados& m_rados;
   std::map<std::int64_t, librados::IoCtx> m_pools;
@@ -73,7 +78,7 @@ class CloneLinks {
   std::optional<std::vector<std::int64_t>> m_base_pools;
   std::string m_pool_list_error;
   std::map<std::pair<std::int64_t, std::string>, ChildrenTable> m_children;
-  std::size_t m_parent_lookups = 0;
+  std::size_t m_lookups = 0;
 };
 
 }  // namespace rbdsync::ceph

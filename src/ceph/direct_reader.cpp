@@ -331,15 +331,17 @@ class Assembler {
     if ((header.features & RBD_FEATURE_LAYERING) == 0) {
       return 0;
     }
+    static const std::vector<ChildSpec> k_none;
+    const auto v2 = header.snap_children.find(snap_id);
     std::string reason;
-    const auto v1 =
-        m_links.v1_children(m_pool.id, m_ref.pool_namespace, m_ref.image_id, snap_id, reason);
-    if (!v1) {
+    const auto children =
+        m_links.children(m_pool.id, m_ref.pool_namespace, m_ref.image_id, snap_id,
+                         v2 != header.snap_children.end() ? v2->second : k_none, reason);
+    if (!children) {
       fail("children: " + reason);
       return std::nullopt;
     }
-    const auto v2 = header.snap_children.find(snap_id);
-    return *v1 + (v2 != header.snap_children.end() ? v2->second : 0);
+    return *children;
   }
 
   std::nullopt_t fail(std::string reason) {

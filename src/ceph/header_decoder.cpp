@@ -143,9 +143,9 @@ std::optional<HeaderParent> decode_parent(const std::string& bytes) {
   }
   parent.image_id = in.text();
   parent.snap_id = in.number<std::uint64_t>();
-  if (version == 1) {
-    parent.head_overlap = in.number<std::uint64_t>();
-  } else if (in.number<std::uint8_t>() != 0) {
+  // Version 1 always holds an overlap; version 2 an optional one (a presence byte).
+  const bool has_overlap = version == 1 || in.number<std::uint8_t>() != 0;
+  if (has_overlap) {
     parent.head_overlap = in.number<std::uint64_t>();
   }
   if (!in.at_end() || !outer.at_end() || version < 1) {
@@ -154,22 +154,29 @@ std::optional<HeaderParent> decode_parent(const std::string& bytes) {
   return parent;
 }
 
-/// cls::rbd::ChildImageSpecs: a set of {pool id, image id, namespace} envelopes.
-std::optional<std::size_t> decode_child_specs(const std::string& bytes) {
+/// cls::rbd::ChildImageSpecs: a set of {pool id, image id, (v2) namespace} envelopes.
+std::optional<std::vector<ChildSpec>> decode_child_specs(const std::string& bytes) {
   Cursor in(bytes);
   const auto count = in.number<std::uint32_t>();
+  std::vector<ChildSpec> children;
   for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
-    Cursor spec = in.envelope(2);
-    spec.number<std::int64_t>();
-    spec.text();
+    std::uint8_t version = 0;
+    Cursor spec = in.envelope(2, &version);
+    ChildSpec child;
+    child.pool_id = spec.number<std::int64_t>();
+    child.image_id = spec.text();
+    if (version >= 2) {
+      child.pool_namespace = spec.text();
+    }
     if (!spec.ok()) {
       return std::nullopt;
     }
+    children.push_back(std::move(child));
   }
   if (!in.at_end()) {
     return std::nullopt;
   }
-  return count;
+  return children;
 }
 
 std::optional<std::uint64_t> hex_snap_id(const std::string& key, std::size_t prefix_length) {
@@ -299,11 +306,11 @@ HeaderDecoding decode_header(const std::map<std::string, std::string>& omap) {
       header.config[key.substr(std::strlen(k_config_prefix))] = value;
     } else if (starts_with(key, k_snap_children_prefix)) {
       const auto snap_id = hex_snap_id(key, std::strlen(k_snap_children_prefix));
-      const auto children = decode_child_specs(value);
+      auto children = decode_child_specs(value);
       if (!snap_id || !children) {
         return fall_back("cannot decode header key '" + key + "'");
       }
-      header.snap_children[*snap_id] = *children;
+      header.snap_children[*snap_id] = std::move(*children);
     } else if (key == "snap_seq" || starts_with(key, k_metadata_prefix)) {
       // Not part of the inventory: the snapshot context's sequence, other image metadata.
     } else if (key == "parent") {
@@ -383,16 +390,17 @@ std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image
   return key;
 }
 
-std::optional<std::size_t> decode_child_id_count(const std::string& bytes) {
+std::optional<std::vector<std::string>> decode_child_ids(const std::string& bytes) {
   Cursor in(bytes);
   const auto count = in.number<std::uint32_t>();
+  std::vector<std::string> ids;
   for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
-    in.text();
+    ids.push_back(in.text());
   }
   if (!in.at_end()) {
     return std::nullopt;
   }
-  return count;
+  return ids;
 }
 
 std::string encode_lock_info_request(const std::string& name) {

@@ -43,6 +43,13 @@ struct HeaderParent {
   std::optional<std::uint64_t> head_overlap;
 };
 
+/// A clone v2 child as cls_rbd lists it under its parent's snapshot (ChildImageSpec).
+struct ChildSpec {
+  std::int64_t pool_id = 0;
+  std::string pool_namespace;
+  std::string image_id;
+};
+
 /// What a format 2 header says of its image.
 struct DecodedHeader {
   std::uint64_t size_bytes = 0;
@@ -62,9 +69,9 @@ struct DecodedHeader {
   std::map<std::string, std::string> config;
   std::vector<HeaderSnapshot> snapshots;  ///< in id order
   std::optional<HeaderParent> parent;     ///< set for a clone
-  /// Clone v2 children attached to each snapshot (`snap_children_<id>`): snapshot id ->
-  /// how many children cls_rbd's children_list returns.
-  std::map<std::uint64_t, std::size_t> snap_children;
+  /// Clone v2 children attached to each snapshot (`snap_children_<id>`), by snapshot id:
+  /// what cls_rbd's children_list returns.
+  std::map<std::uint64_t, std::vector<ChildSpec>> snap_children;
 };
 
 /// The header, or why it must be read through librbd instead.
@@ -95,9 +102,9 @@ std::optional<std::string> decode_trash_name(const std::string& bytes);
 std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image_id,
                                   std::uint64_t snap_id);
 
-/// How many child ids an `rbd_children` value (a set of image ids) holds; nullopt when
-/// not understood.
-std::optional<std::size_t> decode_child_id_count(const std::string& bytes);
+/// The child image ids in an `rbd_children` value (a set of ids); nullopt when not
+/// understood.
+std::optional<std::vector<std::string>> decode_child_ids(const std::string& bytes);
 
 /// The lockers of `rbd_lock` as the cls "lock" get_info reply lists them, with the lock
 /// type; nullopt when the reply is not understood.

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -164,7 +165,12 @@ TEST(HeaderDecoder, CapturedSnapChildrenCountTheCloneV2ChildrenOfEachSnapshot) {
       "030000006e7331");
   const HeaderDecoding decoded = decode_header(omap);
   ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
-  EXPECT_EQ(decoded.header->snap_children, (std::map<std::uint64_t, std::size_t>{{4, 1}}));
+  ASSERT_EQ(decoded.header->snap_children.size(), 1U);
+  const auto& children = decoded.header->snap_children.at(4);
+  ASSERT_EQ(children.size(), 1U);
+  EXPECT_EQ(children[0].pool_id, 3);
+  EXPECT_EQ(children[0].image_id, "103574c75e3b");
+  EXPECT_EQ(children[0].pool_namespace, "ns1");
   omap["snap_children_0000000000000004"].pop_back();
   EXPECT_FALSE(decode_header(omap).header);
 }
@@ -188,13 +194,13 @@ TEST(HeaderDecoder, CloneV1ChildrenKeyAndValueAsCapturedFromRbdChildren) {
   EXPECT_EQ(clone_v1_children_key(3, "102d79f498b3", 4), bytes("0300000000000000"
                                                                "0c000000313032643739663439386233"
                                                                "0400000000000000"));
-  EXPECT_EQ(decode_child_id_count(bytes("01000000"
-                                        "0c000000313033333735333566336562")),
-            1U);
-  EXPECT_EQ(decode_child_id_count(bytes("00000000")), 0U);
+  EXPECT_EQ(decode_child_ids(bytes("01000000"
+                                   "0c000000313033333735333566336562")),
+            std::vector<std::string>{"10337535f3eb"});
+  EXPECT_EQ(decode_child_ids(bytes("00000000")), std::vector<std::string>{});
   EXPECT_FALSE(
-      decode_child_id_count(bytes("02000000"
-                                  "0c000000313033333735333566336562")));
+      decode_child_ids(bytes("02000000"
+                             "0c000000313033333735333566336562")));
 }
 
 TEST(HeaderDecoder, SnapshotRecordOfAnOlderEncodingFallsBack) {

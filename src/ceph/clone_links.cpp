@@ -307,7 +307,7 @@ bool CloneLinks::names_found(std::int64_t pool_id, const std::string& pool_names
   for (const std::string& key : keys) {
     if (listed.count(key) == 0 && trashed.count(key) == 0) {
       // list_children3() fails with ENOENT: the librbd reader reports the image failed.
-      reason = "child image " + key.substr(3) + " not found";
+      reason = "a child image's name not found";
       return false;
     }
   }

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <list>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include <rbd/librbd.hpp>
 
 #include "ceph/ceph_error.hpp"
+#include "ceph/clone_links.hpp"
 #include "ceph/direct_reader.hpp"
 #include "ceph/image_reader.hpp"
 #include "ceph/librbd_batch.hpp"
@@ -74,6 +76,8 @@ struct CephSource::Cluster {
   bool exact_usage = false;
   ImageReader reader = ImageReader::librbd;
   sync::ReadMethods read_methods;
+  /// The direct reader's lookups of clone parents and children, kept for the whole sync.
+  std::optional<CloneLinks> clone_links;
 
   librados::IoCtx& pool_context(const Pool& pool) {
     auto found = pools.find(pool.id);
@@ -268,8 +272,11 @@ void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs
     return;
   }
   FallbackCounts fallbacks;
+  if (!m_cluster->clone_links) {
+    m_cluster->clone_links.emplace(m_cluster->rados);
+  }
   read_images_direct(m_cluster->rados, m_cluster->rbd, io, pool, refs, m_cluster->exact_usage,
-                     on_read, fallbacks);
+                     on_read, fallbacks, &*m_cluster->clone_links);
   std::size_t through_librbd = 0;
   std::string reasons;
   for (const auto& [reason, count] : fallbacks) {
@@ -282,6 +289,8 @@ void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs
   spdlog::info("pool '{}': {} images decoded from their headers, {} read through librbd{}",
                pool.name, refs.size() - through_librbd, through_librbd,
                reasons.empty() ? std::string() : " (" + reasons + ")");
+  spdlog::debug("clone parents and children looked up so far in this sync: {}",
+                m_cluster->clone_links->lookups());
 }
 
 sync::ReadMethods CephSource::read_methods() const {

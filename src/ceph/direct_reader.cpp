@@ -27,6 +27,7 @@ constexpr std::uint64_t k_max_omap_keys = 1024;
 constexpr std::uint64_t k_invalid_map_flags =
     RBD_FLAG_OBJECT_MAP_INVALID | RBD_FLAG_FAST_DIFF_INVALID;
 constexpr std::uint8_t k_protection_unprotected = 0;
+constexpr std::uint8_t k_protection_protected = 2;
 constexpr std::uint32_t k_user_snapshot = 0;
 
 struct CompletionRelease {
@@ -172,13 +173,14 @@ std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) 
 class Assembler {
  public:
   Assembler(librados::Rados& rados, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
-            bool exact_usage, std::map<std::string, bool>& known_options)
+            bool exact_usage, std::map<std::string, bool>& known_options, CloneLinks& links)
       : m_rados(rados),
         m_io(io),
         m_pool(pool),
         m_ref(ref),
         m_exact_usage(exact_usage),
-        m_known_options(known_options) {}
+        m_known_options(known_options),
+        m_links(links) {}
 
   /// The image, or nullopt with m_reason set.
   std::optional<Image> assemble(Slot& slot) {
@@ -234,6 +236,13 @@ class Assembler {
         out.config_overrides.push_back({name, value});
       }
     }
+    if (header.parent) {
+      CloneLinks::ParentLookup parent = m_links.parent(*header.parent, header.size_bytes);
+      if (!parent.fallback_reason.empty()) {
+        return fail("clone: " + parent.fallback_reason);
+      }
+      out.parent = std::move(parent.parent);
+    }
 
     for (const obj_watch_t& watcher : slot.watchers) {
       out.watchers.push_back({watcher.addr, watcher.watcher_id, watcher.cookie});
@@ -256,8 +265,9 @@ class Assembler {
       if (snap.namespace_type != k_user_snapshot) {
         return fail("non-user snapshot");
       }
-      if (snap.protection_status != k_protection_unprotected) {
-        return fail("protected snapshot (clone v1 children are listed in every pool)");
+      if (snap.protection_status != k_protection_unprotected &&
+          snap.protection_status != k_protection_protected) {
+        return fail("snapshot being unprotected");
       }
     }
 
@@ -275,7 +285,15 @@ class Assembler {
       row.size_bytes = snap.size_bytes;
       row.namespace_type = "user";
       row.timestamp = snap.timestamp;
-      row.children = v2_parent ? snap.child_count : 0;
+      row.is_protected = snap.protection_status == k_protection_protected;
+      // As the librbd reader asks list_children3() only where children may exist.
+      if (row.is_protected || v2_parent) {
+        auto children = this->children(header, snap.id);
+        if (!children) {
+          return std::nullopt;
+        }
+        row.children = *children;
+      }
       range_flags |= snap.flags;
       auto usage = this->usage(fast_diff, range_flags, object_map_name(m_ref.image_id, snap.id),
                                nullptr, previous_map, previous_size, snap.size_bytes, out);
@@ -307,6 +325,25 @@ class Assembler {
   const std::string& reason() const { return m_reason; }
 
  private:
+  /// list_children3() of one snapshot: nothing without layering; else the clone v1
+  /// children other pools list and the clone v2 children in this header.
+  std::optional<std::uint64_t> children(const DecodedHeader& header, std::uint64_t snap_id) {
+    if ((header.features & RBD_FEATURE_LAYERING) == 0) {
+      return 0;
+    }
+    static const std::vector<ChildSpec> k_none;
+    const auto v2 = header.snap_children.find(snap_id);
+    std::string reason;
+    const auto children =
+        m_links.children(m_pool.id, m_ref.pool_namespace, m_ref.image_id, snap_id,
+                         v2 != header.snap_children.end() ? v2->second : k_none, reason);
+    if (!children) {
+      fail("children: " + reason);
+      return std::nullopt;
+    }
+    return *children;
+  }
+
   std::nullopt_t fail(std::string reason) {
     m_reason = std::move(reason);
     return std::nullopt;
@@ -378,6 +415,7 @@ class Assembler {
   const ImageRef& m_ref;
   bool m_exact_usage;
   std::map<std::string, bool>& m_known_options;
+  CloneLinks& m_links;
   std::string m_reason;
 };
 
@@ -386,8 +424,12 @@ class Assembler {
 void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
                         const Pool& pool, const std::vector<ImageRef>& refs, bool exact_usage,
                         const sync::InventorySource::OnRead& on_read, FallbackCounts& fallbacks,
-                        std::size_t in_flight) {
+                        CloneLinks* links, std::size_t in_flight) {
   std::map<std::string, bool> known_options;
+  std::optional<CloneLinks> own_links;
+  if (links == nullptr) {
+    links = &own_links.emplace(rados);
+  }
   const auto through_librbd = [&](std::size_t index, const std::string& reason) {
     ++fallbacks[reason];
     io.set_namespace(refs[index].pool_namespace);
@@ -417,7 +459,7 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     Slot& slot = batch.slot(at);
     const std::size_t index = slot.index;
     io.set_namespace(refs[index].pool_namespace);
-    Assembler assembler(rados, io, pool, refs[index], exact_usage, known_options);
+    Assembler assembler(rados, io, pool, refs[index], exact_usage, known_options, *links);
     std::optional<Image> image = assembler.assemble(slot);
     batch.release(at);
     if (image) {

@@ -8,6 +8,7 @@
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
+#include "ceph/clone_links.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
 
@@ -23,12 +24,13 @@ using FallbackCounts = std::map<std::string, std::size_t>;
 /// object (omap, watchers, cls lock info) and a read of its object map, `in_flight` at a
 /// time, decoded by header_decoder. An image it does not fully understand is read
 /// through librbd (read_image) instead and counted in `fallbacks`. `rados` answers
-/// which config option names exist. Throws as read_image() does, after the reads in
-/// flight have finished.
+/// which config option names exist. Clones' parents and snapshots' clone v1 children are
+/// looked up through `links` (a cache for the whole sync; nullptr: one for this call).
+/// Throws as read_image() does, after the reads in flight have finished.
 void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
                         const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
                         bool exact_usage, const sync::InventorySource::OnRead& on_read,
-                        FallbackCounts& fallbacks,
+                        FallbackCounts& fallbacks, CloneLinks* links = nullptr,
                         std::size_t in_flight = k_header_reads_in_flight);
 
 }  // namespace rbdsync::ceph

@@ -106,6 +106,8 @@ std::optional<std::uint64_t> u64(const std::string& bytes) {
 }
 
 std::optional<HeaderSnapshot> decode_snapshot(const std::string& bytes) {
+  // Nautilus and later write the snapshot's parent overlap after child_count (an
+  // optional<u64>); the inventory has no use for it, and the envelope skips it.
   Cursor outer(bytes);
   std::uint8_t version = 0;
   // Nautilus and later OSDs write version 8 with compat 8 (no parent, no features).
@@ -127,6 +129,62 @@ std::optional<HeaderSnapshot> decode_snapshot(const std::string& bytes) {
     return std::nullopt;
   }
   return snap;
+}
+
+/// cls_rbd_parent: version 1 (pre-Nautilus OSDs: no namespace, a plain overlap) or 2.
+std::optional<HeaderParent> decode_parent(const std::string& bytes) {
+  Cursor outer(bytes);
+  std::uint8_t version = 0;
+  Cursor in = outer.envelope(2, &version);
+  HeaderParent parent;
+  parent.pool_id = in.number<std::int64_t>();
+  if (version >= 2) {
+    parent.pool_namespace = in.text();
+  }
+  parent.image_id = in.text();
+  parent.snap_id = in.number<std::uint64_t>();
+  // Version 1 always holds an overlap; version 2 an optional one (a presence byte).
+  const bool has_overlap = version == 1 || in.number<std::uint8_t>() != 0;
+  if (has_overlap) {
+    parent.head_overlap = in.number<std::uint64_t>();
+  }
+  if (!in.at_end() || !outer.at_end() || version < 1) {
+    return std::nullopt;
+  }
+  return parent;
+}
+
+/// cls::rbd::ChildImageSpecs: a set of {pool id, image id, (v2) namespace} envelopes.
+std::optional<std::vector<ChildSpec>> decode_child_specs(const std::string& bytes) {
+  Cursor in(bytes);
+  const auto count = in.number<std::uint32_t>();
+  std::vector<ChildSpec> children;
+  for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+    std::uint8_t version = 0;
+    Cursor spec = in.envelope(2, &version);
+    ChildSpec child;
+    child.pool_id = spec.number<std::int64_t>();
+    child.image_id = spec.text();
+    if (version >= 2) {
+      child.pool_namespace = spec.text();
+    }
+    if (!spec.ok()) {
+      return std::nullopt;
+    }
+    children.push_back(std::move(child));
+  }
+  if (!in.at_end()) {
+    return std::nullopt;
+  }
+  return children;
+}
+
+std::optional<std::uint64_t> hex_snap_id(const std::string& key, std::size_t prefix_length) {
+  const std::string digits = key.substr(prefix_length);
+  if (digits.size() != 16 || digits.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoull(digits, nullptr, 16);
 }
 
 HeaderDecoding fall_back(std::string reason) {
@@ -246,12 +304,20 @@ HeaderDecoding decode_header(const std::map<std::string, std::string>& omap) {
       header.snapshots.push_back(std::move(*snap));
     } else if (starts_with(key, k_config_prefix)) {
       header.config[key.substr(std::strlen(k_config_prefix))] = value;
-    } else if (key == "snap_seq" || starts_with(key, k_metadata_prefix) ||
-               starts_with(key, k_snap_children_prefix)) {
-      // Not part of the inventory: the snapshot context's sequence, other image metadata,
-      // clone v2 children (counted in the snapshot records).
+    } else if (starts_with(key, k_snap_children_prefix)) {
+      const auto snap_id = hex_snap_id(key, std::strlen(k_snap_children_prefix));
+      auto children = decode_child_specs(value);
+      if (!snap_id || !children) {
+        return fall_back("cannot decode header key '" + key + "'");
+      }
+      header.snap_children[*snap_id] = std::move(*children);
+    } else if (key == "snap_seq" || starts_with(key, k_metadata_prefix)) {
+      // Not part of the inventory: the snapshot context's sequence, other image metadata.
     } else if (key == "parent") {
-      return fall_back("clone");
+      header.parent = decode_parent(value);
+      if (!header.parent) {
+        return fall_back("cannot decode header key 'parent'");
+      }
     } else if (key == "group") {
       return fall_back("group member");
     } else if (key == "migration") {
@@ -274,6 +340,67 @@ HeaderDecoding decode_header(const std::map<std::string, std::string>& omap) {
   HeaderDecoding result;
   result.header = std::move(header);
   return result;
+}
+
+std::optional<HeaderSnapshot> decode_snapshot_record(const std::string& bytes) {
+  return decode_snapshot(bytes);
+}
+
+std::string snapshot_key(std::uint64_t snap_id) {
+  static constexpr char k_digits[] = "0123456789abcdef";
+  std::string key = k_snapshot_prefix;
+  for (int shift = 60; shift >= 0; shift -= 4) {
+    key.push_back(k_digits[(snap_id >> shift) & 0xf]);
+  }
+  return key;
+}
+
+std::optional<std::string> decode_directory_name(const std::string& bytes) {
+  Cursor in(bytes);
+  std::string name = in.text();
+  return in.at_end() ? std::optional<std::string>(std::move(name)) : std::nullopt;
+}
+
+std::optional<std::string> decode_trash_name(const std::string& bytes) {
+  // TrashImageSpec: ENCODE_START(2, 1) { u8 source, name, deletion and deferment end
+  // times, (v2) u8 state }.
+  Cursor outer(bytes);
+  Cursor in = outer.envelope(1);
+  in.number<std::uint8_t>();
+  std::string name = in.text();
+  if (!in.ok() || !outer.at_end()) {
+    return std::nullopt;
+  }
+  return name;
+}
+
+std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image_id,
+                                  std::uint64_t snap_id) {
+  // cls_rbd's parent_key(): pool id, image id, snapshot id, as encode() writes them.
+  std::string key;
+  const auto put = [&key](std::uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) {
+      key.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+    }
+  };
+  put(static_cast<std::uint64_t>(pool_id), 8);
+  put(image_id.size(), 4);
+  key += image_id;
+  put(snap_id, 8);
+  return key;
+}
+
+std::optional<std::vector<std::string>> decode_child_ids(const std::string& bytes) {
+  Cursor in(bytes);
+  const auto count = in.number<std::uint32_t>();
+  std::vector<std::string> ids;
+  for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+    ids.push_back(in.text());
+  }
+  if (!in.at_end()) {
+    return std::nullopt;
+  }
+  return ids;
 }
 
 std::string encode_lock_info_request(const std::string& name) {

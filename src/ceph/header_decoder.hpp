@@ -9,6 +9,7 @@
 /// know how to turn into what librbd reports) yields a fallback reason instead of a
 /// guess: the caller then reads that image through librbd.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -31,6 +32,24 @@ struct HeaderSnapshot {
   std::uint32_t child_count = 0;  ///< clone v2 children
 };
 
+/// The `parent` key (cls_rbd_parent) of a clone: which snapshot of which image it was
+/// cloned from, and how much of it the head still maps.
+struct HeaderParent {
+  std::int64_t pool_id = -1;
+  std::string pool_namespace;
+  std::string image_id;
+  std::uint64_t snap_id = 0;
+  /// None once the head was flattened while snapshots still refer to the parent.
+  std::optional<std::uint64_t> head_overlap;
+};
+
+/// A clone v2 child as cls_rbd lists it under its parent's snapshot (ChildImageSpec).
+struct ChildSpec {
+  std::int64_t pool_id = 0;
+  std::string pool_namespace;
+  std::string image_id;
+};
+
 /// What a format 2 header says of its image.
 struct DecodedHeader {
   std::uint64_t size_bytes = 0;
@@ -49,6 +68,10 @@ struct DecodedHeader {
   /// `conf_*` image metadata: option name -> value, as stored.
   std::map<std::string, std::string> config;
   std::vector<HeaderSnapshot> snapshots;  ///< in id order
+  std::optional<HeaderParent> parent;     ///< set for a clone
+  /// Clone v2 children attached to each snapshot (`snap_children_<id>`), by snapshot id:
+  /// what cls_rbd's children_list returns.
+  std::map<std::uint64_t, std::vector<ChildSpec>> snap_children;
 };
 
 /// The header, or why it must be read through librbd instead.
@@ -57,9 +80,31 @@ struct HeaderDecoding {
   std::string fallback_reason;  ///< set when header is empty
 };
 
-/// Decodes the omap of `rbd_header.<id>` (every key). Falls back for a parent (clone),
-/// a group, a migration, an unknown key encoding, or a missing required key.
+/// Decodes the omap of `rbd_header.<id>` (every key). Falls back for a group, a
+/// migration, an unknown key encoding, or a missing required key.
 HeaderDecoding decode_header(const std::map<std::string, std::string>& omap);
+
+/// One `snapshot_<id>` value, as decode_header() reads it; nullopt when not understood.
+std::optional<HeaderSnapshot> decode_snapshot_record(const std::string& bytes);
+
+/// The header key of snapshot `snap_id` (`snapshot_` and 16 hex digits).
+std::string snapshot_key(std::uint64_t snap_id);
+
+/// The name stored in an `rbd_directory` `id_<id>` value; nullopt when not understood.
+std::optional<std::string> decode_directory_name(const std::string& bytes);
+
+/// The image name in an `rbd_trash` `id_<id>` value (cls::rbd::TrashImageSpec); nullopt
+/// when not understood.
+std::optional<std::string> decode_trash_name(const std::string& bytes);
+
+/// The `rbd_children` key under which cls_rbd lists the clone v1 children of snapshot
+/// `snap_id` of image `image_id` in pool `pool_id` (default namespace).
+std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image_id,
+                                  std::uint64_t snap_id);
+
+/// The child image ids in an `rbd_children` value (a set of ids); nullopt when not
+/// understood.
+std::optional<std::vector<std::string>> decode_child_ids(const std::string& bytes);
 
 /// The lockers of `rbd_lock` as the cls "lock" get_info reply lists them, with the lock
 /// type; nullopt when the reply is not understood.

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -74,9 +75,9 @@ TEST(HeaderDecoder, ConfigOverridesComeFromConfMetadata) {
             (std::map<std::string, std::string>{{"rbd_qos_iops_limit", "100"}}));
 }
 
-TEST(HeaderDecoder, ClonesGroupsMigrationsAndUnknownKeysFallBack) {
+TEST(HeaderDecoder, GroupsMigrationsUndecodableParentsAndUnknownKeysFallBack) {
   for (const auto& [key, reason] :
-       std::map<std::string, std::string>{{"parent", "clone"},
+       std::map<std::string, std::string>{{"parent", "cannot decode header key 'parent'"},
                                           {"group", "group member"},
                                           {"migration", "migration"},
                                           {"mystery", "unknown header key 'mystery'"}}) {
@@ -86,6 +87,120 @@ TEST(HeaderDecoder, ClonesGroupsMigrationsAndUnknownKeysFallBack) {
     EXPECT_FALSE(decoded.header) << key;
     EXPECT_EQ(decoded.fallback_reason, reason);
   }
+}
+
+// Captured from the test cluster: the `parent` key of a clone v2 (in namespace ns1) of
+// pool 3's image 102d79f498b3 at snapshot 4, after the clone was shrunk to 6 MiB.
+const std::string k_captured_parent = bytes(
+    "02022d000000030000000000000000000000"
+    "0c000000313032643739663439386233"
+    "0400000000000000010000600000000000");
+
+TEST(HeaderDecoder, CapturedParentKeyDecodesToTheParentSpecAndHeadOverlap) {
+  auto omap = captured_header();
+  omap["parent"] = k_captured_parent;
+  const HeaderDecoding decoded = decode_header(omap);
+  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
+  ASSERT_TRUE(decoded.header->parent);
+  const HeaderParent& parent = *decoded.header->parent;
+  EXPECT_EQ(parent.pool_id, 3);
+  EXPECT_EQ(parent.pool_namespace, "");
+  EXPECT_EQ(parent.image_id, "102d79f498b3");
+  EXPECT_EQ(parent.snap_id, 4U);
+  EXPECT_EQ(parent.head_overlap, 6 * k_mib);
+}
+
+TEST(HeaderDecoder, ParentOfAFlattenedHeadWithSnapshotsHasNoHeadOverlap) {
+  // What cls_rbd's parent_detach leaves when snapshots still use the parent (no
+  // deep-flatten): the spec, in namespace "ns", with an empty optional overlap.
+  auto omap = captured_header();
+  omap["parent"] = bytes(
+      "020227000000"
+      "0300000000000000"
+      "020000006e73"
+      "0c000000313032643739663439386233"
+      "0400000000000000"
+      "00");
+  const HeaderDecoding decoded = decode_header(omap);
+  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
+  ASSERT_TRUE(decoded.header->parent);
+  EXPECT_EQ(decoded.header->parent->pool_namespace, "ns");
+  EXPECT_EQ(decoded.header->parent->snap_id, 4U);
+  EXPECT_FALSE(decoded.header->parent->head_overlap);
+}
+
+TEST(HeaderDecoder, PreNautilusParentEncodingHasAPlainOverlap) {
+  auto omap = captured_header();
+  omap["parent"] = bytes(
+      "010128000000"
+      "0300000000000000"
+      "0c000000313032643739663439386233"
+      "0400000000000000"
+      "0000c00000000000");
+  const HeaderDecoding decoded = decode_header(omap);
+  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
+  ASSERT_TRUE(decoded.header->parent);
+  EXPECT_EQ(decoded.header->parent->pool_namespace, "");
+  EXPECT_EQ(decoded.header->parent->head_overlap, 12 * k_mib);
+}
+
+TEST(HeaderDecoder, ParentKeyOfANewerEncodingFallsBack) {
+  auto omap = captured_header();
+  omap["parent"] = k_captured_parent;
+  omap["parent"][1] = 3;  // compat 3: not understood
+  EXPECT_EQ(decode_header(omap).fallback_reason, "cannot decode header key 'parent'");
+  omap["parent"] = k_captured_parent;
+  omap["parent"].pop_back();
+  EXPECT_EQ(decode_header(omap).fallback_reason, "cannot decode header key 'parent'");
+}
+
+TEST(HeaderDecoder, CapturedSnapChildrenCountTheCloneV2ChildrenOfEachSnapshot) {
+  // A parent's `snap_children_<id>`: one child, pool 3, image 103574c75e3b, namespace ns1.
+  auto omap = captured_header();
+  omap["snap_children_0000000000000004"] = bytes(
+      "01000000"
+      "02011f000000"
+      "0300000000000000"
+      "0c000000313033353734633735653362"
+      "030000006e7331");
+  const HeaderDecoding decoded = decode_header(omap);
+  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
+  ASSERT_EQ(decoded.header->snap_children.size(), 1U);
+  const auto& children = decoded.header->snap_children.at(4);
+  ASSERT_EQ(children.size(), 1U);
+  EXPECT_EQ(children[0].pool_id, 3);
+  EXPECT_EQ(children[0].image_id, "103574c75e3b");
+  EXPECT_EQ(children[0].pool_namespace, "ns1");
+  omap["snap_children_0000000000000004"].pop_back();
+  EXPECT_FALSE(decode_header(omap).header);
+}
+
+TEST(HeaderDecoder, SnapshotKeyIsSixteenHexDigits) {
+  EXPECT_EQ(snapshot_key(4), "snapshot_0000000000000004");
+  EXPECT_EQ(snapshot_key(0xabc), "snapshot_0000000000000abc");
+}
+
+TEST(HeaderDecoder, CapturedDirectoryAndTrashEntriesNameTheImage) {
+  EXPECT_EQ(decode_directory_name(bytes("0700000074726173686d65")), "trashme");
+  EXPECT_EQ(decode_trash_name(bytes("02011d0000000007000000"
+                                    "74726173686d65"
+                                    "537d116b6a1d7f31537d116b6a1d7f3100")),
+            "trashme");
+  EXPECT_FALSE(decode_directory_name(bytes("0800000074726173686d65")));
+  EXPECT_FALSE(decode_trash_name(bytes("02031d000000")));
+}
+
+TEST(HeaderDecoder, CloneV1ChildrenKeyAndValueAsCapturedFromRbdChildren) {
+  EXPECT_EQ(clone_v1_children_key(3, "102d79f498b3", 4), bytes("0300000000000000"
+                                                               "0c000000313032643739663439386233"
+                                                               "0400000000000000"));
+  EXPECT_EQ(decode_child_ids(bytes("01000000"
+                                   "0c000000313033333735333566336562")),
+            std::vector<std::string>{"10337535f3eb"});
+  EXPECT_EQ(decode_child_ids(bytes("00000000")), std::vector<std::string>{});
+  EXPECT_FALSE(
+      decode_child_ids(bytes("02000000"
+                             "0c000000313033333735333566336562")));
 }
 
 TEST(HeaderDecoder, SnapshotRecordOfAnOlderEncodingFallsBack) {

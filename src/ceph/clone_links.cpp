@@ -1,0 +1,364 @@
+#include "ceph/clone_links.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <list>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "common/error.hpp"
+
+namespace rbdsync::ceph {
+
+namespace {
+
+constexpr std::uint64_t k_children_page = 1024;
+
+struct CompletionRelease {
+  void operator()(librados::AioCompletion* completion) const { completion->release(); }
+};
+
+/// One omap_get_vals_by_keys read of one object, in flight.
+class KeyRead {
+ public:
+  KeyRead(librados::IoCtx& io, const std::string& object, const std::set<std::string>& keys) {
+    m_op.omap_get_vals_by_keys(keys, &m_values, &m_r);
+    m_done.reset(librados::Rados::aio_create_completion());
+    m_submitted = io.aio_operate(object, m_done.get(), &m_op, nullptr);
+  }
+  KeyRead(const KeyRead&) = delete;
+  KeyRead& operator=(const KeyRead&) = delete;
+  ~KeyRead() {
+    if (m_submitted == 0) {
+      m_done->wait_for_complete();
+    }
+  }
+
+  /// 0 with the values of the keys found (none when the object does not exist), or a
+  /// negative errno.
+  int finish(std::map<std::string, std::string>& values) {
+    values.clear();
+    if (m_submitted < 0) {
+      return m_submitted;
+    }
+    m_done->wait_for_complete();
+    const int r = m_done->get_return_value() < 0 ? m_done->get_return_value() : m_r;
+    if (r == -ENOENT) {
+      return 0;
+    }
+    if (r < 0) {
+      return r;
+    }
+    for (auto& [key, value] : m_values) {
+      values.emplace(key, value.to_str());
+    }
+    return 0;
+  }
+
+  /// finish() of a read of one key: its value, or nullopt.
+  int finish(const std::string& key, std::optional<std::string>& value) {
+    std::map<std::string, std::string> values;
+    const int r = finish(values);
+    const auto found = values.find(key);
+    value = found != values.end() ? std::optional<std::string>(found->second) : std::nullopt;
+    return r;
+  }
+
+ private:
+  librados::ObjectReadOperation m_op;
+  std::map<std::string, librados::bufferlist> m_values;
+  int m_r = 0;
+  std::unique_ptr<librados::AioCompletion, CompletionRelease> m_done;
+  int m_submitted = -EINVAL;
+};
+
+std::string read_error(const std::string& what, int r) {
+  return "cannot read " + what + ": " + errno_text(-r);
+}
+
+}  // namespace
+
+CloneLinks::ParentLookup CloneLinks::parent(const HeaderParent& spec, std::uint64_t size_bytes) {
+  ParentLookup result;
+  // librbd's RefreshRequest: a head without an overlap of its own (flattened while
+  // snapshots still use the parent) has no parent, and the head's overlap never exceeds
+  // its size; RefreshParentRequest opens no parent for an overlap of 0, and get_parent()
+  // then reports none.
+  if (!spec.head_overlap || spec.pool_id < 0) {
+    return result;
+  }
+  const std::uint64_t overlap = std::min(*spec.head_overlap, size_bytes);
+  if (overlap == 0) {
+    return result;
+  }
+  const auto key = std::make_tuple(spec.pool_id, spec.pool_namespace, spec.image_id, spec.snap_id);
+  auto found = m_parents.find(key);
+  if (found == m_parents.end()) {
+    found = m_parents.emplace(key, look_up(spec)).first;
+  }
+  const ParentNames& names = found->second;
+  if (!names.fallback_reason.empty()) {
+    result.fallback_reason = names.fallback_reason;
+    return result;
+  }
+  inventory::Parent parent;
+  parent.pool_id = spec.pool_id;
+  parent.pool_name = names.pool_name;
+  parent.pool_namespace = spec.pool_namespace;
+  parent.image_id = spec.image_id;
+  parent.image_name = names.image_name;
+  parent.snap_id = spec.snap_id;
+  parent.snap_name = names.snap_name;
+  parent.in_trash = names.in_trash;
+  parent.overlap_bytes = overlap;
+  result.parent = std::move(parent);
+  return result;
+}
+
+CloneLinks::ParentNames CloneLinks::look_up(const HeaderParent& spec) {
+  ++m_lookups;
+  ParentNames names;
+  if (const int r = m_rados.pool_reverse_lookup(spec.pool_id, &names.pool_name); r < 0) {
+    names.fallback_reason = read_error("the parent's pool", r);
+    return names;
+  }
+  librados::IoCtx* io = pool_context(spec.pool_id);
+  if (io == nullptr) {
+    names.fallback_reason = "cannot open the parent's pool";
+    return names;
+  }
+  // librbd opens the parent by id: its name from the directory, else from the trash
+  // (OpenRequest), the trash flag from the trash alone (api::Image::get_parent), the
+  // snapshot's name from the parent's header. Three reads in flight at once.
+  io->set_namespace(spec.pool_namespace);
+  const std::string id_key = "id_" + spec.image_id;
+  const std::string snap_key = snapshot_key(spec.snap_id);
+  KeyRead directory(*io, "rbd_directory", {id_key});
+  KeyRead trash(*io, "rbd_trash", {id_key});
+  KeyRead header(*io, "rbd_header." + spec.image_id, {snap_key});
+  io->set_namespace("");
+
+  std::optional<std::string> directory_value;
+  std::optional<std::string> trash_value;
+  std::optional<std::string> snapshot_value;
+  if (const int r = directory.finish(id_key, directory_value); r < 0) {
+    names.fallback_reason = read_error("the parent's directory entry", r);
+  } else if (const int t = trash.finish(id_key, trash_value); t < 0 && t != -EOPNOTSUPP) {
+    names.fallback_reason = read_error("the parent's trash entry", t);
+  } else if (const int h = header.finish(snap_key, snapshot_value); h < 0) {
+    names.fallback_reason = read_error("the parent's snapshot", h);
+  }
+  if (!names.fallback_reason.empty()) {
+    return names;
+  }
+
+  std::optional<std::string> name;
+  if (directory_value) {
+    name = decode_directory_name(*directory_value);
+  }
+  std::optional<std::string> trash_name;
+  if (trash_value) {
+    trash_name = decode_trash_name(*trash_value);
+    if (!trash_name) {
+      names.fallback_reason = "cannot decode the parent's trash entry";
+      return names;
+    }
+    names.in_trash = true;
+  }
+  if (directory_value && !name) {
+    names.fallback_reason = "cannot decode the parent's directory entry";
+    return names;
+  }
+  if (!name) {
+    name = std::move(trash_name);
+  }
+  if (!name) {
+    names.fallback_reason = "parent image not found";
+    return names;
+  }
+  names.image_name = std::move(*name);
+  if (!snapshot_value) {
+    names.fallback_reason = "parent snapshot not found";
+    return names;
+  }
+  auto snapshot = decode_snapshot_record(*snapshot_value);
+  if (!snapshot || snapshot->id != spec.snap_id) {
+    names.fallback_reason = "cannot decode the parent's snapshot record";
+    return names;
+  }
+  names.snap_name = std::move(snapshot->name);
+  return names;
+}
+
+librados::IoCtx* CloneLinks::pool_context(std::int64_t pool_id) {
+  auto found = m_pools.find(pool_id);
+  if (found != m_pools.end()) {
+    return &found->second;
+  }
+  if (m_pool_errors.count(pool_id) != 0) {
+    return nullptr;
+  }
+  librados::IoCtx io;
+  if (const int r = m_rados.ioctx_create2(pool_id, io); r < 0) {
+    m_pool_errors[pool_id] = r;
+    return nullptr;
+  }
+  return &m_pools.emplace(pool_id, std::move(io)).first->second;
+}
+
+const std::vector<std::int64_t>* CloneLinks::base_pools(std::string& reason) {
+  if (!m_base_pools) {
+    // list_descendants(): every pool that is not a cache tier; pools that vanish
+    // meanwhile are skipped.
+    m_base_pools.emplace();
+    std::list<std::pair<std::int64_t, std::string>> pools;
+    if (const int r = m_rados.pool_list2(pools); r < 0) {
+      m_pool_list_error = read_error("the pool list", r);
+    }
+    for (const auto& [id, name] : pools) {
+      std::int64_t base_tier = 0;
+      const int r = m_rados.pool_get_base_tier(id, &base_tier);
+      if (r == -ENOENT || (r == 0 && base_tier != id)) {
+        continue;
+      }
+      if (r < 0) {
+        m_pool_list_error = read_error("the base tier of pool '" + name + "'", r);
+        break;
+      }
+      m_base_pools->push_back(id);
+    }
+  }
+  if (!m_pool_list_error.empty()) {
+    reason = m_pool_list_error;
+    return nullptr;
+  }
+  return &*m_base_pools;
+}
+
+std::optional<std::size_t> CloneLinks::children(std::int64_t pool_id,
+                                                const std::string& pool_namespace,
+                                                const std::string& image_id, std::uint64_t snap_id,
+                                                const std::vector<ChildSpec>& v2_children,
+                                                std::string& reason) {
+  const std::vector<std::int64_t>* pools = base_pools(reason);
+  if (pools == nullptr) {
+    return std::nullopt;
+  }
+  // Child ids by the pool and namespace whose directory must name them.
+  std::map<std::pair<std::int64_t, std::string>, std::vector<std::string>> by_pool;
+  const std::string key = clone_v1_children_key(pool_id, image_id, snap_id);
+  for (const std::int64_t pool : *pools) {
+    const ChildrenTable& table = children_table(pool, pool_namespace);
+    if (!table.error.empty()) {
+      reason = table.error;
+      return std::nullopt;
+    }
+    const auto found = table.ids.find(key);
+    if (found != table.ids.end()) {
+      auto& ids = by_pool[{pool, pool_namespace}];
+      ids.insert(ids.end(), found->second.begin(), found->second.end());
+    }
+  }
+  for (const ChildSpec& child : v2_children) {
+    by_pool[{child.pool_id, child.pool_namespace}].push_back(child.image_id);
+  }
+  std::size_t count = 0;
+  for (const auto& [where, ids] : by_pool) {
+    if (!names_found(where.first, where.second, ids, reason)) {
+      return std::nullopt;
+    }
+    count += ids.size();
+  }
+  return count;
+}
+
+bool CloneLinks::names_found(std::int64_t pool_id, const std::string& pool_namespace,
+                             const std::vector<std::string>& image_ids, std::string& reason) {
+  librados::IoCtx* io = pool_context(pool_id);
+  if (io == nullptr) {
+    // list_descendants() leaves the children of a deleted pool unnamed, but counts them.
+    const int r = m_pool_errors[pool_id];
+    if (r == -ENOENT) {
+      return true;
+    }
+    reason = read_error("the pool of a child image", r);
+    return false;
+  }
+  std::set<std::string> keys;
+  for (const std::string& id : image_ids) {
+    keys.insert("id_" + id);
+  }
+  ++m_lookups;
+  io->set_namespace(pool_namespace);
+  KeyRead directory(*io, "rbd_directory", keys);
+  KeyRead trash(*io, "rbd_trash", keys);
+  io->set_namespace("");
+  std::map<std::string, std::string> listed;
+  std::map<std::string, std::string> trashed;
+  if (const int r = directory.finish(listed); r < 0) {
+    reason = read_error("the directory entries of child images", r);
+    return false;
+  }
+  if (const int r = trash.finish(trashed); r < 0 && r != -EOPNOTSUPP) {
+    reason = read_error("the trash entries of child images", r);
+    return false;
+  }
+  for (const std::string& key : keys) {
+    if (listed.count(key) == 0 && trashed.count(key) == 0) {
+      // list_children3() fails with ENOENT: the librbd reader reports the image failed.
+      reason = "a child image's name not found";
+      return false;
+    }
+  }
+  return true;
+}
+
+const CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,
+                                                            const std::string& pool_namespace) {
+  const auto key = std::make_pair(pool_id, pool_namespace);
+  auto found = m_children.find(key);
+  if (found != m_children.end()) {
+    return found->second;
+  }
+  ++m_lookups;
+  ChildrenTable table;
+  librados::IoCtx* io = pool_context(pool_id);
+  if (io == nullptr) {
+    // A pool deleted since it was listed: librbd skips it too.
+    const int r = m_pool_errors[pool_id];
+    if (r != -ENOENT) {
+      table.error = read_error("pool " + std::to_string(pool_id), r);
+    }
+    return m_children.emplace(key, std::move(table)).first->second;
+  }
+  io->set_namespace(pool_namespace);
+  std::string after;
+  for (bool more = true; more;) {
+    std::map<std::string, librados::bufferlist> page;
+    const int r = io->omap_get_vals2("rbd_children", after, k_children_page, &page, &more);
+    if (r == -ENOENT) {
+      break;
+    }
+    if (r < 0) {
+      table.error = read_error("the clone v1 children of pool " + std::to_string(pool_id), r);
+      break;
+    }
+    for (auto& [child_key, value] : page) {
+      auto ids = decode_child_ids(value.to_str());
+      if (!ids) {
+        table.error = "cannot decode the clone v1 children of pool " + std::to_string(pool_id);
+        break;
+      }
+      table.ids[child_key] = std::move(*ids);
+    }
+    if (!table.error.empty() || page.empty()) {
+      break;
+    }
+    after = page.rbegin()->first;
+  }
+  io->set_namespace("");
+  return m_children.emplace(key, std::move(table)).first->second;
+}
+
+}  // namespace rbdsync::ceph

@@ -1,12 +1,9 @@
 #include "ceph/direct_reader.hpp"
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -14,6 +11,7 @@
 
 #include "ceph/header_decoder.hpp"
 #include "ceph/image_reader.hpp"
+#include "ceph/in_flight.hpp"
 
 namespace rbdsync::ceph {
 
@@ -52,48 +50,37 @@ struct Slot {
   int map_r = 0;
   Completion header_done;
   Completion map_done;
-  int pending = 0;  ///< completions still to come (under Batch::m_mutex)
+  int pending = 0;  ///< completions still to come (under InFlight's lock)
 };
 
-class Batch;
-struct Arg {
-  Batch* batch;
-  std::size_t at;
-};
+using Slots = InFlight<Slot>;
+using Then = Slots::Then;
 
-/// The slots and the queue of finished ones; callbacks only record and wake.
+/// The header and object map reads of many images at once.
 class Batch {
  public:
-  explicit Batch(std::size_t size) : m_args(size) {
-    for (std::size_t i = 0; i < size; ++i) {
-      m_slots.push_back(std::make_unique<Slot>());
-      m_args[i] = Arg{this, i};
-      m_free.push_back(i);
-    }
-  }
+  explicit Batch(std::size_t size) : m_slots(size) {}
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
 
   /// Waits for every read in flight: no callback may reach a destroyed Batch.
   ~Batch() {
-    std::unique_lock lock(m_mutex);
-    m_changed.wait(lock, [this] { return m_in_flight == 0; });
+    m_slots.wait_until([this](std::size_t /*free_slots*/) {
+      for (std::size_t at = 0; at < m_slots.size(); ++at) {
+        if (m_slots.slot(at).pending != 0) {
+          return false;
+        }
+      }
+      return true;
+    });
   }
 
-  bool has_free() {
-    std::lock_guard lock(m_mutex);
-    return !m_free.empty();
-  }
+  bool has_free() { return m_slots.has_free(); }
 
   void start(librados::IoCtx& io, const ImageRef& ref, std::size_t index) {
-    std::size_t at = 0;
-    {
-      std::lock_guard lock(m_mutex);
-      at = m_free.front();
-      m_free.pop_front();
-    }
-    m_slots[at] = std::make_unique<Slot>();
-    Slot& slot = *m_slots[at];
+    // A read operation cannot be reused: each image gets a new Slot.
+    const std::size_t at = m_slots.take_free(/*renew=*/true);
+    Slot& slot = m_slots.slot(at);
     slot.index = index;
     slot.header_op.omap_get_vals2("", k_max_omap_keys, &slot.omap, &slot.more, &slot.omap_r);
     slot.header_op.list_watchers(&slot.watchers, &slot.watchers_r);
@@ -102,61 +89,42 @@ class Batch {
     slot.header_op.exec("lock", "get_info", slot.lock_in, &slot.lock_out, &slot.lock_r);
     slot.map_op.read(0, 0, &slot.map, &slot.map_r);
     slot.header_done.reset(
-        librados::Rados::aio_create_completion(&m_args[at], &Batch::on_complete));
-    slot.map_done.reset(librados::Rados::aio_create_completion(&m_args[at], &Batch::on_complete));
-    {
-      std::lock_guard lock(m_mutex);
-      slot.pending = 2;
-      m_in_flight += 2;
-    }
+        librados::Rados::aio_create_completion(m_slots.callback_arg(at), &Batch::on_complete));
+    slot.map_done.reset(
+        librados::Rados::aio_create_completion(m_slots.callback_arg(at), &Batch::on_complete));
+    m_slots.update(at, [](Slot& starting) {
+      starting.pending = 2;
+      return Then::wait;
+    });
     if (io.aio_operate("rbd_header." + ref.image_id, slot.header_done.get(), &slot.header_op,
                        nullptr) < 0) {
-      done(at);
+      done(m_slots, at);
     }
     if (io.aio_operate("rbd_object_map." + ref.image_id, slot.map_done.get(), &slot.map_op,
                        nullptr) < 0) {
-      done(at);
+      done(m_slots, at);
     }
   }
 
   /// Waits for an image whose reads are all done and returns its slot.
-  std::size_t wait_ready() {
-    std::unique_lock lock(m_mutex);
-    m_changed.wait(lock, [this] { return !m_ready.empty(); });
-    const std::size_t at = m_ready.front();
-    m_ready.pop_front();
-    return at;
-  }
+  std::size_t wait_ready() { return m_slots.wait_ready(); }
 
-  Slot& slot(std::size_t at) { return *m_slots[at]; }
+  Slot& slot(std::size_t at) { return m_slots.slot(at); }
 
-  void release(std::size_t at) {
-    std::lock_guard lock(m_mutex);
-    m_free.push_back(at);
-  }
+  void release(std::size_t at) { m_slots.release(at); }
 
  private:
   static void on_complete(librados::completion_t /*completion*/, void* arg) {
-    auto* self = static_cast<Arg*>(arg);
-    self->batch->done(self->at);
+    auto [slots, at] = Slots::from_callback(arg);
+    done(slots, at);
   }
 
-  void done(std::size_t at) {
-    std::lock_guard lock(m_mutex);
-    --m_in_flight;
-    if (--m_slots[at]->pending == 0) {
-      m_ready.push_back(at);
-    }
-    m_changed.notify_all();
+  /// One of the slot's two reads is done (or was never queued).
+  static void done(Slots& slots, std::size_t at) {
+    slots.update(at, [](Slot& slot) { return --slot.pending == 0 ? Then::ready : Then::wait; });
   }
 
-  std::vector<Arg> m_args;  ///< the callbacks' arguments, one per slot; never resized
-  std::mutex m_mutex;
-  std::condition_variable m_changed;
-  std::vector<std::unique_ptr<Slot>> m_slots;
-  std::deque<std::size_t> m_free;
-  std::deque<std::size_t> m_ready;
-  std::size_t m_in_flight = 0;
+  Slots m_slots;
 };
 
 std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {

@@ -1,15 +1,12 @@
 #include "ceph/librbd_batch.hpp"
 
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <utility>
+#include <vector>
 
 #include "ceph/image_reader.hpp"
+#include "ceph/in_flight.hpp"
 
 namespace rbdsync::ceph {
 
@@ -27,73 +24,72 @@ struct Slot {
   std::size_t index = 0;  ///< into refs
   Completion open;
   Completion close;
-  // Set by librbd's callback threads, read by the calling thread (under Batch::m_mutex).
+  int open_error = 0;  ///< when aio_open itself failed: no completion will come
+  // Set by librbd's callback threads, read by the calling thread (under InFlight's lock).
   bool opened = false;
   bool closed = false;
   // The calling thread's own view: a close is queued and aio_close() has returned.
   bool closing = false;
+
+  /// Ready for the next image. The librbd::Image stays: it is reusable once closed.
+  void reset() {
+    open.reset();
+    close.reset();
+    open_error = 0;
+    opened = closed = closing = false;
+  }
 };
 
-/// The slots and the queue of events from librbd's threads. The callbacks only record
-/// the event and wake the calling thread: librbd must never block in them
-/// (ceph-notes.md, aio pitfalls).
+using Slots = InFlight<Slot>;
+using Then = Slots::Then;
+
+/// Opens and closes images with many in flight; the calling thread reads each opened
+/// image between the two.
 class Batch {
  public:
-  explicit Batch(std::size_t size) : m_args(size) {
-    for (std::size_t i = 0; i < size; ++i) {
-      m_slots.push_back(std::make_unique<Slot>());
-      m_args[i] = Arg{this, i};
-      m_free.push_back(i);
-    }
-  }
-
+  explicit Batch(std::size_t size) : m_slots(size) {}
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
 
   /// Waits for every open and close in flight and closes what is still open, so that no
   /// callback can reach a destroyed Batch and no Image is destroyed while librbd uses it.
   ~Batch() {
-    std::unique_lock lock(m_mutex);
     for (;;) {
-      for (std::size_t i = 0; i < m_slots.size(); ++i) {
-        Slot& slot = *m_slots[i];
-        if (slot.open && slot.opened && !slot.closing) {
-          lock.unlock();
-          start_close(i);  // cannot fail for an image that opened
-          lock.lock();
+      std::vector<std::size_t> unfinished;
+      bool all_free = false;
+      m_slots.wait_until([&](std::size_t free_slots) {
+        for (std::size_t at = 0; at < m_slots.size(); ++at) {
+          const Slot& slot = m_slots.slot(at);
+          // Opened (or failed to) and not yet closing: the calling thread left it.
+          if (slot.open && slot.opened && !slot.closing) {
+            unfinished.push_back(at);
+          }
         }
+        all_free = free_slots == m_slots.size();
+        return all_free || !unfinished.empty();
+      });
+      if (all_free) {
+        return;
       }
-      if (m_free.size() == m_slots.size()) {
-        break;
+      for (const std::size_t at : unfinished) {
+        finish(at, open_result(at));
       }
-      m_changed.wait(lock);
     }
   }
 
-  bool has_free() {
-    std::lock_guard lock(m_mutex);
-    return !m_free.empty();
-  }
+  bool has_free() { return m_slots.has_free(); }
 
   /// Waits until a slot is free (its image closed).
-  void wait_free() {
-    std::unique_lock lock(m_mutex);
-    m_changed.wait(lock, [this] { return !m_free.empty(); });
-  }
+  void wait_free() { m_slots.wait_free(); }
 
   /// Starts opening refs[index] in a free slot.
   void start_open(librbd::RBD& rbd, librados::IoCtx& io, const inventory::ImageRef& ref,
                   std::size_t index) {
-    std::size_t at = 0;
-    {
-      std::lock_guard lock(m_mutex);
-      at = m_free.front();
-      m_free.pop_front();
-    }
-    Slot& slot = *m_slots[at];
+    const std::size_t at = m_slots.take_free(/*renew=*/false);
+    Slot& slot = m_slots.slot(at);
+    slot.reset();
     slot.index = index;
-    slot.opened = slot.closed = slot.closing = false;
-    slot.open.reset(new librbd::RBD::AioCompletion(make_arg(at), &Batch::on_opened));
+    slot.open.reset(new librbd::RBD::AioCompletion(m_slots.callback_arg(at), &Batch::on_opened));
     // Format 1 images have no id and are opened by name.
     const int r =
         ref.image_id.empty()
@@ -102,98 +98,78 @@ class Batch {
                                            slot.open.get());
     if (r < 0) {
       // Not queued: no callback will come. Report it like a failed open.
-      std::lock_guard lock(m_mutex);
-      slot.opened = true;
-      m_open_results[at] = r;
-      m_ready.push_back(at);
+      m_slots.update(at, [r](Slot& failed) {
+        failed.opened = true;
+        failed.open_error = r;
+        return Then::ready;
+      });
     }
   }
 
   /// Waits for an open to finish; returns its slot and what the open returned.
   std::pair<std::size_t, int> wait_opened() {
-    std::unique_lock lock(m_mutex);
-    m_changed.wait(lock, [this] { return !m_ready.empty(); });
-    const std::size_t at = m_ready.front();
-    m_ready.pop_front();
-    const auto found = m_open_results.find(at);
-    int r = 0;
-    if (found != m_open_results.end()) {
-      r = found->second;
-      m_open_results.erase(found);
-    } else {
-      r = static_cast<int>(m_slots[at]->open->get_return_value());
-    }
-    return {at, r};
+    const std::size_t at = m_slots.wait_ready();
+    return {at, open_result(at)};
   }
 
-  Slot& slot(std::size_t at) { return *m_slots[at]; }
+  Slot& slot(std::size_t at) { return m_slots.slot(at); }
 
   /// Closes the image of slot `at` (if it opened) and frees the slot once librbd is done.
-  void finish(std::size_t at, int open_result) {
-    if (open_result < 0) {
-      std::lock_guard lock(m_mutex);
-      release(at);
+  void finish(std::size_t at, int opened) {
+    if (opened < 0) {
+      m_slots.update(at, [](Slot& slot) {
+        slot.reset();
+        return Then::free;
+      });
       return;
     }
     start_close(at);
   }
 
  private:
+  /// What opening slot `at` returned; only once it has opened (or failed to).
+  int open_result(std::size_t at) {
+    const Slot& slot = m_slots.slot(at);
+    return slot.open_error != 0 ? slot.open_error : static_cast<int>(slot.open->get_return_value());
+  }
+
   static void on_opened(librbd::completion_t /*completion*/, void* arg) {
-    auto* self = static_cast<Arg*>(arg);
-    std::lock_guard lock(self->batch->m_mutex);
-    self->batch->m_slots[self->at]->opened = true;
-    self->batch->m_ready.push_back(self->at);
-    self->batch->m_changed.notify_all();
+    auto [slots, at] = Slots::from_callback(arg);
+    slots.update(at, [](Slot& slot) {
+      slot.opened = true;
+      return Then::ready;
+    });
   }
 
   static void on_closed(librbd::completion_t /*completion*/, void* arg) {
-    auto* self = static_cast<Arg*>(arg);
-    std::lock_guard lock(self->batch->m_mutex);
-    Slot& slot = *self->batch->m_slots[self->at];
-    slot.closed = true;
-    // aio_close() clears the Image's handle only after queuing the close: the slot may
-    // be reused only once aio_close() has returned too.
-    if (slot.closing) {
-      self->batch->release(self->at);
-    }
-    self->batch->m_changed.notify_all();
+    auto [slots, at] = Slots::from_callback(arg);
+    slots.update(at, [](Slot& slot) {
+      slot.closed = true;
+      // aio_close() clears the Image's handle only after queuing the close: the slot may
+      // be reused only once aio_close() has returned too.
+      if (!slot.closing) {
+        return Then::wait;
+      }
+      slot.reset();
+      return Then::free;
+    });
   }
 
   void start_close(std::size_t at) {
-    Slot& slot = *m_slots[at];
-    slot.close.reset(new librbd::RBD::AioCompletion(make_arg(at), &Batch::on_closed));
+    Slot& slot = m_slots.slot(at);
+    slot.close.reset(new librbd::RBD::AioCompletion(m_slots.callback_arg(at), &Batch::on_closed));
     const int r = slot.image.aio_close(slot.close.get());
-    std::lock_guard lock(m_mutex);
-    slot.closing = true;
-    if (r < 0 || slot.closed) {
-      release(at);
-    }
-    m_changed.notify_all();
+    m_slots.update(at, [r](Slot& closing) {
+      closing.closing = true;
+      if (r < 0 || closing.closed) {
+        closing.reset();
+        return Then::free;
+      }
+      return Then::wait;
+    });
   }
 
-  /// Called with m_mutex held.
-  void release(std::size_t at) {
-    Slot& slot = *m_slots[at];
-    slot.open.reset();
-    slot.close.reset();
-    slot.opened = slot.closed = slot.closing = false;
-    m_free.push_back(at);
-  }
-
-  struct Arg {
-    Batch* batch;
-    std::size_t at;
-  };
-  void* make_arg(std::size_t at) { return &m_args[at]; }
-
-  std::vector<Arg> m_args;  ///< the callbacks' arguments, one per slot; never resized
-  std::mutex m_mutex;
-  std::condition_variable m_changed;
-  std::vector<std::unique_ptr<Slot>> m_slots;
-  std::deque<std::size_t> m_free;
-  std::deque<std::size_t> m_ready;
-  std::map<std::size_t, int> m_open_results;
+  Slots m_slots;
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -38,8 +39,11 @@ std::string image_name(int index) {
 }
 
 void fail(const std::string& what, int r) {
-  std::fprintf(stderr, "fill_cluster: %s: error %d\n", what.c_str(), r);
-  std::exit(1);
+  std::fprintf(stderr, "fill_cluster: %s: error %d (%s)\n", what.c_str(), r, std::strerror(-r));
+  // Called from worker threads: std::exit() would run static destructors under the
+  // other workers' feet (a 100,000-image fill died in map::at that way).
+  std::fflush(stderr);
+  std::_Exit(1);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

@@ -63,6 +63,13 @@ class PgTransaction : public sync::SinkTransaction {
       // on ourselves.
       work.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))",
                        m_fsid);
+      // Every statement below joins a whole table with a whole staged one, which hash
+      // joins do in linear time. The planner picks a nested loop instead when it thinks
+      // a table is small, and it does exactly when it matters: after the first sync of
+      // a large cluster (the table was empty at the last ANALYZE, or was just filled in
+      // this transaction). A nested anti join over unindexed staged rows is quadratic:
+      // 30,000 images took 190 s instead of ~10 (bench/scale.sh --images 30000).
+      work.exec("SET LOCAL enable_nestloop = off");
       // Written only when new or renamed: a no-op sync writes no inventory row.
       work.exec_params(
           "INSERT INTO rbdsync.clusters (fsid, name) VALUES ($1, $2) ON CONFLICT (fsid) DO NOTHING",

@@ -148,6 +148,16 @@ void TableSync::upsert() {
       key_match("t", "s") + ")");
   m_counts.added = inserted.affected_rows();
   m_counts.unchanged = m_staged - m_counts.added - m_counts.changed;
+  // After many new rows (a first sync), the table's statistics still describe it as it
+  // was, often empty. The foreign-key checks of the child tables inserted next, planned
+  // from those statistics, would then scan this table once per child row: 3,000
+  // snapshots of 30,000 new images took 17 s. Fresh statistics make them index lookups.
+  // ANALYZE in the transaction sees its own rows, and its result commits or rolls back
+  // with it.
+  constexpr std::size_t k_analyze_after_rows = 500;
+  if (m_counts.added >= k_analyze_after_rows && m_counts.added * 5 >= m_staged) {
+    m_work.exec("ANALYZE rbdsync." + m_table.name);
+  }
 }
 
 void TableSync::remove(const DeleteScope& scope) {

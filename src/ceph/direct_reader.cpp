@@ -164,6 +164,10 @@ class Assembler {
       omap.emplace(key, value.to_str());
     }
     HeaderDecoding decoded = decode_header(omap);
+    if (!decoded.damage.empty()) {
+      m_damaged = true;
+      return fail(decoded.damage);
+    }
     if (!decoded.header) {
       return fail(decoded.fallback_reason);
     }
@@ -184,8 +188,10 @@ class Assembler {
     out.object_size = std::uint64_t{1} << header.order;
     out.stripe_unit = header.stripe_unit;
     out.stripe_count = header.stripe_count;
+    // decode_header() refused the layouts whose object count overflows.
     out.object_count =
-        object_count(out.size_bytes, out.object_size, out.stripe_unit, out.stripe_count);
+        object_count(out.size_bytes, out.object_size, out.stripe_unit, out.stripe_count)
+            .value_or(0);
     out.features = header.features;
     out.op_features = header.op_features;
     out.flags = header.flags;
@@ -292,6 +298,10 @@ class Assembler {
 
   const std::string& reason() const { return m_reason; }
 
+  /// The header is damaged (reason() says how): the image is unreadable, and librbd must
+  /// not be given it.
+  bool damaged() const { return m_damaged; }
+
  private:
   /// list_children3() of one snapshot: nothing without layering; else the clone v1
   /// children other pools list and the clone v2 children in this header.
@@ -385,6 +395,7 @@ class Assembler {
   std::map<std::string, bool>& m_known_options;
   CloneLinks& m_links;
   std::string m_reason;
+  bool m_damaged = false;
 };
 
 }  // namespace
@@ -433,6 +444,11 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     if (image) {
       sync::ImageRead read;
       read.image = std::move(*image);
+      on_read(index, std::move(read));
+    } else if (assembler.damaged()) {
+      sync::ImageRead read;
+      read.outcome = sync::ImageRead::Outcome::failed;
+      read.error = "damaged header: " + assembler.reason();
       on_read(index, std::move(read));
     } else {
       through_librbd(index, assembler.reason());

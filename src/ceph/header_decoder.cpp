@@ -1,5 +1,7 @@
 #include "ceph/header_decoder.hpp"
 
+#include "ceph/encoding.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -23,120 +25,45 @@ bool starts_with(const std::string& text, const char* prefix) {
   return text.compare(0, std::strlen(prefix), prefix) == 0;
 }
 
-/// Reads Ceph's little-endian encoding (include/encoding.h); every read fails once the
-/// bytes run out, and a failed cursor stays failed.
-class Cursor {
- public:
-  explicit Cursor(const std::string& bytes, std::size_t at = 0, std::size_t end = std::string::npos)
-      : m_bytes(bytes), m_at(at), m_end(std::min(end, bytes.size())) {}
-
-  template <typename T>
-  T number() {
-    if (!m_ok || m_end - m_at < sizeof(T)) {
-      m_ok = false;
-      return T{};
-    }
-    std::uint64_t result = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      result |= static_cast<std::uint64_t>(static_cast<unsigned char>(m_bytes[m_at + i]))
-                << (8 * i);
-    }
-    m_at += sizeof(T);
-    return static_cast<T>(result);
-  }
-
-  std::string text() {
-    const auto length = number<std::uint32_t>();
-    return raw(length);
-  }
-
-  std::string raw(std::size_t length) {
-    if (!m_ok || m_end - m_at < length) {
-      m_ok = false;
-      return {};
-    }
-    std::string value = m_bytes.substr(m_at, length);
-    m_at += length;
-    return value;
-  }
-
-  /// utime_t: seconds and nanoseconds; zero (never set) is no timestamp, as librbd
-  /// leaves it and `rbd info` hides it.
-  std::optional<inventory::Timestamp> time() {
-    const auto seconds = number<std::uint32_t>();
-    const auto nanoseconds = number<std::uint32_t>();
-    if (seconds == 0 && nanoseconds == 0) {
-      return std::nullopt;
-    }
-    return static_cast<inventory::Timestamp>(seconds) * 1'000'000 + nanoseconds / 1000;
-  }
-
-  /// ENCODE_START's envelope: version, compat version and length. Returns the cursor
-  /// over the body, or a failed one when compat is newer than `max_compat`.
-  Cursor envelope(std::uint8_t max_compat, std::uint8_t* version = nullptr) {
-    const auto struct_v = number<std::uint8_t>();
-    const auto compat = number<std::uint8_t>();
-    const auto length = number<std::uint32_t>();
-    Cursor body(m_bytes, m_at, m_at + length);
-    if (!m_ok || compat > max_compat || m_end - m_at < length) {
-      body.m_ok = false;
-    }
-    m_at = m_ok ? m_at + length : m_at;
-    if (version != nullptr) {
-      *version = struct_v;
-    }
-    return body;
-  }
-
-  bool ok() const { return m_ok; }
-  bool at_end() const { return m_ok && m_at == m_end; }
-  std::size_t position() const { return m_at; }
-
- private:
-  const std::string& m_bytes;
-  std::size_t m_at;
-  std::size_t m_end;
-  bool m_ok = true;
-};
-
 std::optional<std::uint64_t> u64(const std::string& bytes) {
-  Cursor in(bytes);
+  Decoder in(bytes);
   const auto value = in.number<std::uint64_t>();
   return in.at_end() ? std::optional<std::uint64_t>(value) : std::nullopt;
 }
 
-std::optional<HeaderSnapshot> decode_snapshot(const std::string& bytes) {
-  // Nautilus and later write the snapshot's parent overlap after child_count (an
-  // optional<u64>); the inventory has no use for it, and the envelope skips it.
-  Cursor outer(bytes);
+/// cls_rbd_snap. Nautilus and later OSDs write version 8 with compat 8 (no parent, no
+/// features), and the snapshot's parent overlap after child_count (an optional<u64>),
+/// which the inventory has no use for: the envelope skips it. Older versions fail
+/// `in` as unsupported.
+HeaderSnapshot decode_snapshot(Decoder& outer) {
   std::uint8_t version = 0;
-  // Nautilus and later OSDs write version 8 with compat 8 (no parent, no features).
-  Cursor in = outer.envelope(8, &version);
-  if (!in.ok() || version < 8) {
-    return std::nullopt;
-  }
+  Decoder in = outer.envelope(8, &version);
   HeaderSnapshot snap;
+  if (version < 8) {
+    in.fail_unsupported();
+    return snap;
+  }
   snap.id = in.number<std::uint64_t>();
   snap.name = in.text();
   snap.size_bytes = in.number<std::uint64_t>();
   snap.protection_status = in.number<std::uint8_t>();
   snap.flags = in.number<std::uint64_t>();
-  Cursor ns = in.envelope(1);
+  Decoder ns = in.envelope(1);
   snap.namespace_type = ns.number<std::uint32_t>();
   snap.timestamp = in.time();
   snap.child_count = in.number<std::uint32_t>();
-  if (!in.ok() || !ns.ok() || !outer.at_end()) {
-    return std::nullopt;
-  }
   return snap;
 }
 
 /// cls_rbd_parent: version 1 (pre-Nautilus OSDs: no namespace, a plain overlap) or 2.
-std::optional<HeaderParent> decode_parent(const std::string& bytes) {
-  Cursor outer(bytes);
+HeaderParent decode_parent(Decoder& outer) {
   std::uint8_t version = 0;
-  Cursor in = outer.envelope(2, &version);
+  Decoder in = outer.envelope(2, &version);
   HeaderParent parent;
+  if (in.ok() && version < 1) {
+    in.fail();
+    return parent;
+  }
   parent.pool_id = in.number<std::int64_t>();
   if (version >= 2) {
     parent.pool_namespace = in.text();
@@ -148,33 +75,29 @@ std::optional<HeaderParent> decode_parent(const std::string& bytes) {
   if (has_overlap) {
     parent.head_overlap = in.number<std::uint64_t>();
   }
-  if (!in.at_end() || !outer.at_end() || version < 1) {
-    return std::nullopt;
+  if (!in.at_end()) {
+    in.fail();
   }
   return parent;
 }
 
+/// The smallest ENCODE_START envelope: version, compat, length.
+constexpr std::size_t k_envelope_bytes = 6;
+
 /// cls::rbd::ChildImageSpecs: a set of {pool id, image id, (v2) namespace} envelopes.
-std::optional<std::vector<ChildSpec>> decode_child_specs(const std::string& bytes) {
-  Cursor in(bytes);
-  const auto count = in.number<std::uint32_t>();
+std::vector<ChildSpec> decode_child_specs(Decoder& in) {
+  const auto count = in.count(k_envelope_bytes);
   std::vector<ChildSpec> children;
   for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
     std::uint8_t version = 0;
-    Cursor spec = in.envelope(2, &version);
+    Decoder spec = in.envelope(2, &version);
     ChildSpec child;
     child.pool_id = spec.number<std::int64_t>();
     child.image_id = spec.text();
     if (version >= 2) {
       child.pool_namespace = spec.text();
     }
-    if (!spec.ok()) {
-      return std::nullopt;
-    }
     children.push_back(std::move(child));
-  }
-  if (!in.at_end()) {
-    return std::nullopt;
   }
   return children;
 }
@@ -192,6 +115,166 @@ HeaderDecoding fall_back(std::string reason) {
   result.fallback_reason = std::move(reason);
   return result;
 }
+
+HeaderDecoding damaged(std::string reason) {
+  HeaderDecoding result;
+  result.damage = std::move(reason);
+  return result;
+}
+
+/// Decodes the value of header key `key` with `decode`, which reads a Decoder over it
+/// to its end. nullopt when that worked; else what to do with the image: a newer
+/// encoding goes to librbd, anything else is damage.
+template <typename Decode>
+std::optional<HeaderDecoding> decode_value(const std::string& key, const std::string& value,
+                                           Decode&& decode) {
+  Decoder in(value);
+  decode(in);
+  if (in.at_end()) {
+    return std::nullopt;
+  }
+  if (in.unsupported()) {
+    return fall_back("unknown encoding of header key '" + key + "'");
+  }
+  return damaged("header key '" + key + "' is damaged (" + std::to_string(value.size()) +
+                 " bytes)");
+}
+
+constexpr int k_min_order = 12;  // 4 KiB objects
+constexpr int k_max_order = 26;  // 64 MiB objects
+
+/// The keys of format 2 header fields that are plain u64 values.
+bool is_u64_key(const std::string& key) {
+  return key == "size" || key == "features" || key == "op_features" || key == "flags" ||
+         key == "snap_limit" || key == "stripe_unit" || key == "stripe_count" ||
+         key == "snap_seq" || key == "data_pool_id";
+}
+
+/// What decode_header() has found so far.
+class HeaderBuilder {
+ public:
+  /// Takes one key; the verdict when the image cannot be decoded here.
+  std::optional<HeaderDecoding> take(const std::string& key, const std::string& value) {
+    if (is_u64_key(key)) {
+      return take_number(key, value);
+    }
+    if (key == "order") {
+      return decode_value(key, value, [this](Decoder& in) {
+        m_header.order = in.number<std::uint8_t>();
+        m_have_order = true;
+      });
+    }
+    if (key == "object_prefix") {
+      return decode_value(key, value, [this](Decoder& in) {
+        m_header.object_prefix = in.text();
+        m_have_prefix = true;
+      });
+    }
+    if (key == "create_timestamp" || key == "modify_timestamp" || key == "access_timestamp") {
+      auto& field = key[0] == 'c'   ? m_header.create_timestamp
+                    : key[0] == 'm' ? m_header.modify_timestamp
+                                    : m_header.access_timestamp;
+      return decode_value(key, value, [&field](Decoder& in) { field = in.time(); });
+    }
+    if (starts_with(key, k_snapshot_prefix)) {
+      return take_snapshot(key, value);
+    }
+    if (starts_with(key, k_config_prefix)) {
+      m_header.config[key.substr(std::strlen(k_config_prefix))] = value;
+      return std::nullopt;
+    }
+    if (starts_with(key, k_snap_children_prefix)) {
+      const auto snap_id = hex_snap_id(key, std::strlen(k_snap_children_prefix));
+      if (!snap_id) {
+        return damaged("header key '" + key + "' names no snapshot id");
+      }
+      return decode_value(key, value, [&](Decoder& in) {
+        m_header.snap_children[*snap_id] = decode_child_specs(in);
+      });
+    }
+    if (key == "parent") {
+      return decode_value(key, value, [this](Decoder& in) { m_header.parent = decode_parent(in); });
+    }
+    if (key == "snap_seq" || starts_with(key, k_metadata_prefix)) {
+      return std::nullopt;  // not in the inventory: the snapshot context, other metadata
+    }
+    if (key == "group") {
+      return fall_back("group member");
+    }
+    if (key == "migration") {
+      return fall_back("migration");
+    }
+    return fall_back("unknown header key '" + key + "'");
+  }
+
+  /// The header, once every key was taken.
+  HeaderDecoding finish() {
+    if (!m_have_size || !m_have_order || !m_have_features || !m_have_prefix) {
+      return fall_back("header lacks size, order, features or object_prefix");
+    }
+    // layout_damage() checked the order, stripe unit and stripe count: 0 means unset.
+    if (m_header.stripe_unit == 0 || m_header.stripe_count == 0) {
+      m_header.stripe_unit = std::uint64_t{1} << m_header.order;
+      m_header.stripe_count = 1;
+    }
+    // Keys are unique and each snapshot key names its id, so ids are unique too.
+    std::sort(m_header.snapshots.begin(), m_header.snapshots.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    HeaderDecoding result;
+    result.header = std::move(m_header);
+    return result;
+  }
+
+ private:
+  std::optional<HeaderDecoding> take_number(const std::string& key, const std::string& value) {
+    const auto number = u64(value);
+    if (!number) {
+      return damaged("header key '" + key + "' is damaged (" + std::to_string(value.size()) +
+                     " bytes, not 8)");
+    }
+    if (key == "size") {
+      m_header.size_bytes = *number;
+      m_have_size = true;
+    } else if (key == "features") {
+      m_header.features = *number;
+      m_have_features = true;
+    } else if (key == "op_features") {
+      m_header.op_features = *number;
+    } else if (key == "flags") {
+      m_header.flags = *number;
+    } else if (key == "snap_limit") {
+      m_header.snapshot_limit = *number;
+    } else if (key == "stripe_unit") {
+      m_header.stripe_unit = *number;
+    } else if (key == "stripe_count") {
+      m_header.stripe_count = *number;
+    } else if (key == "data_pool_id") {
+      m_header.data_pool_id = static_cast<std::int64_t>(*number);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<HeaderDecoding> take_snapshot(const std::string& key, const std::string& value) {
+    HeaderSnapshot snap;
+    if (auto verdict =
+            decode_value(key, value, [&snap](Decoder& in) { snap = decode_snapshot(in); })) {
+      return verdict;
+    }
+    // cls_rbd finds a snapshot by its key: a record under another id's key would be
+    // listed twice, or under the wrong id.
+    if (key != snapshot_key(snap.id)) {
+      return damaged("snapshot record '" + key + "' holds snapshot id " + std::to_string(snap.id));
+    }
+    m_header.snapshots.push_back(std::move(snap));
+    return std::nullopt;
+  }
+
+  DecodedHeader m_header;
+  bool m_have_size = false;
+  bool m_have_order = false;
+  bool m_have_features = false;
+  bool m_have_prefix = false;
+};
 
 std::string entity_type_name(std::uint8_t type) {
   switch (type) {
@@ -212,11 +295,11 @@ std::string entity_type_name(std::uint8_t type) {
 
 /// entity_addr_t as encoded with the MSG_ADDR2 feature, printed as librbd's
 /// list_lockers() prints it (entity_addr_t::get_legacy_str(): "ip:port/nonce").
-std::optional<std::string> decode_address(Cursor& in) {
+std::optional<std::string> decode_address(Decoder& in) {
   if (in.number<std::uint8_t>() != 1) {
     return std::nullopt;  // the pre-Nautilus encoding
   }
-  Cursor body = in.envelope(1);
+  Decoder body = in.envelope(1);
   body.number<std::uint32_t>();  // type: legacy, msgr2, any
   const auto nonce = body.number<std::uint32_t>();
   const auto length = body.number<std::uint32_t>();
@@ -240,110 +323,79 @@ std::optional<std::string> decode_address(Cursor& in) {
 }  // namespace
 
 HeaderDecoding decode_header(const std::map<std::string, std::string>& omap) {
-  DecodedHeader header;
-  bool have_size = false;
-  bool have_order = false;
-  bool have_features = false;
-  bool have_prefix = false;
+  if (auto damage = layout_damage(omap)) {
+    return damaged(std::move(*damage));
+  }
+  HeaderBuilder builder;
   for (const auto& [key, value] : omap) {
-    std::optional<std::uint64_t> number;
-    if (key == "size" || key == "features" || key == "op_features" || key == "flags" ||
-        key == "snap_limit" || key == "stripe_unit" || key == "stripe_count" || key == "snap_seq" ||
-        key == "data_pool_id") {
-      number = u64(value);
+    if (auto verdict = builder.take(key, value)) {
+      return std::move(*verdict);
+    }
+  }
+  return builder.finish();
+}
+
+const std::vector<std::string>& layout_keys() {
+  static const std::vector<std::string> keys{"order", "size", "stripe_unit", "stripe_count"};
+  return keys;
+}
+
+std::optional<std::string> layout_damage(const std::map<std::string, std::string>& omap) {
+  const auto value = [&omap](const char* key) -> const std::string* {
+    const auto found = omap.find(key);
+    return found == omap.end() ? nullptr : &found->second;
+  };
+  const std::string* order_value = value("order");
+  if (order_value == nullptr) {
+    return std::nullopt;  // librbd refuses such a header by itself
+  }
+  if (order_value->size() != 1) {
+    return "header key 'order' is damaged (" + std::to_string(order_value->size()) +
+           " bytes, not 1)";
+  }
+  const int order = static_cast<unsigned char>((*order_value)[0]);
+  if (order < k_min_order || order > k_max_order) {
+    return "object order " + std::to_string(order) + " is out of range (" +
+           std::to_string(k_min_order) + " to " + std::to_string(k_max_order) + ")";
+  }
+  const std::uint64_t object_size = std::uint64_t{1} << order;
+  std::uint64_t numbers[3] = {0, 0, 0};
+  const char* const number_keys[3] = {"size", "stripe_unit", "stripe_count"};
+  for (int i = 0; i < 3; ++i) {
+    if (const std::string* bytes = value(number_keys[i])) {
+      const auto number = u64(*bytes);
       if (!number) {
-        return fall_back("cannot decode header key '" + key + "'");
+        return "header key '" + std::string(number_keys[i]) + "' is damaged (" +
+               std::to_string(bytes->size()) + " bytes, not 8)";
       }
-    }
-    if (key == "size") {
-      header.size_bytes = *number;
-      have_size = true;
-    } else if (key == "order") {
-      if (value.size() != 1) {
-        return fall_back("cannot decode header key 'order'");
-      }
-      header.order = static_cast<unsigned char>(value[0]);
-      have_order = true;
-    } else if (key == "features") {
-      header.features = *number;
-      have_features = true;
-    } else if (key == "op_features") {
-      header.op_features = *number;
-    } else if (key == "flags") {
-      header.flags = *number;
-    } else if (key == "snap_limit") {
-      header.snapshot_limit = *number;
-    } else if (key == "stripe_unit") {
-      header.stripe_unit = *number;
-    } else if (key == "stripe_count") {
-      header.stripe_count = *number;
-    } else if (key == "data_pool_id") {
-      header.data_pool_id = static_cast<std::int64_t>(*number);
-    } else if (key == "object_prefix") {
-      Cursor in(value);
-      header.object_prefix = in.text();
-      if (!in.at_end()) {
-        return fall_back("cannot decode header key 'object_prefix'");
-      }
-      have_prefix = true;
-    } else if (key == "create_timestamp" || key == "modify_timestamp" ||
-               key == "access_timestamp") {
-      Cursor in(value);
-      const auto time = in.time();
-      if (!in.at_end()) {
-        return fall_back("cannot decode header key '" + key + "'");
-      }
-      (key[0] == 'c'   ? header.create_timestamp
-       : key[0] == 'm' ? header.modify_timestamp
-                       : header.access_timestamp) = time;
-    } else if (starts_with(key, k_snapshot_prefix)) {
-      auto snap = decode_snapshot(value);
-      if (!snap) {
-        return fall_back("cannot decode snapshot record '" + key + "'");
-      }
-      header.snapshots.push_back(std::move(*snap));
-    } else if (starts_with(key, k_config_prefix)) {
-      header.config[key.substr(std::strlen(k_config_prefix))] = value;
-    } else if (starts_with(key, k_snap_children_prefix)) {
-      const auto snap_id = hex_snap_id(key, std::strlen(k_snap_children_prefix));
-      auto children = decode_child_specs(value);
-      if (!snap_id || !children) {
-        return fall_back("cannot decode header key '" + key + "'");
-      }
-      header.snap_children[*snap_id] = std::move(*children);
-    } else if (key == "snap_seq" || starts_with(key, k_metadata_prefix)) {
-      // Not part of the inventory: the snapshot context's sequence, other image metadata.
-    } else if (key == "parent") {
-      header.parent = decode_parent(value);
-      if (!header.parent) {
-        return fall_back("cannot decode header key 'parent'");
-      }
-    } else if (key == "group") {
-      return fall_back("group member");
-    } else if (key == "migration") {
-      return fall_back("migration");
-    } else {
-      return fall_back("unknown header key '" + key + "'");
+      numbers[i] = *number;
     }
   }
-  if (!have_size || !have_order || !have_features || !have_prefix) {
-    return fall_back("header lacks size, order, features or object_prefix");
+  const auto [size, stripe_unit, stripe_count] = numbers;
+  // librbd keeps the layout in a file_layout_t (32-bit fields) and divides by the
+  // stripe unit, the objects per stripe and object size x stripe count: a header that
+  // breaks one of those crashes every client that opens the image (SIGFPE).
+  if (stripe_unit == 0 || stripe_count == 0) {
+    return std::nullopt;  // unset: one stripe of whole objects
   }
-  if (header.order < 12 || header.order > 26) {
-    return fall_back("object order " + std::to_string(header.order) + " out of range");
+  if (stripe_unit > object_size || object_size % stripe_unit != 0) {
+    return "stripe unit " + std::to_string(stripe_unit) + " does not divide the object size " +
+           std::to_string(object_size);
   }
-  if (header.stripe_unit == 0) {
-    header.stripe_unit = std::uint64_t{1} << header.order;
+  if (stripe_count > UINT32_MAX) {
+    return "stripe count " + std::to_string(stripe_count) + " is out of range (at most " +
+           std::to_string(UINT32_MAX) + ")";
   }
-  std::sort(header.snapshots.begin(), header.snapshots.end(),
-            [](const auto& a, const auto& b) { return a.id < b.id; });
-  HeaderDecoding result;
-  result.header = std::move(header);
-  return result;
+  if (!object_count(size, object_size, stripe_unit, stripe_count)) {
+    return "size " + std::to_string(size) + " is out of range for its layout";
+  }
+  return std::nullopt;
 }
 
 std::optional<HeaderSnapshot> decode_snapshot_record(const std::string& bytes) {
-  return decode_snapshot(bytes);
+  Decoder in(bytes);
+  HeaderSnapshot snap = decode_snapshot(in);
+  return in.at_end() ? std::optional<HeaderSnapshot>(std::move(snap)) : std::nullopt;
 }
 
 std::string snapshot_key(std::uint64_t snap_id) {
@@ -356,7 +408,7 @@ std::string snapshot_key(std::uint64_t snap_id) {
 }
 
 std::optional<std::string> decode_directory_name(const std::string& bytes) {
-  Cursor in(bytes);
+  Decoder in(bytes);
   std::string name = in.text();
   return in.at_end() ? std::optional<std::string>(std::move(name)) : std::nullopt;
 }
@@ -364,11 +416,11 @@ std::optional<std::string> decode_directory_name(const std::string& bytes) {
 std::optional<std::string> decode_trash_name(const std::string& bytes) {
   // TrashImageSpec: ENCODE_START(2, 1) { u8 source, name, deletion and deferment end
   // times, (v2) u8 state }.
-  Cursor outer(bytes);
-  Cursor in = outer.envelope(1);
+  Decoder outer(bytes);
+  Decoder in = outer.envelope(1);
   in.number<std::uint8_t>();
   std::string name = in.text();
-  if (!in.ok() || !outer.at_end()) {
+  if (!outer.at_end()) {
     return std::nullopt;
   }
   return name;
@@ -391,8 +443,8 @@ std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image
 }
 
 std::optional<std::vector<std::string>> decode_child_ids(const std::string& bytes) {
-  Cursor in(bytes);
-  const auto count = in.number<std::uint32_t>();
+  Decoder in(bytes);
+  const auto count = in.count(sizeof(std::uint32_t));
   std::vector<std::string> ids;
   for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
     ids.push_back(in.text());
@@ -419,21 +471,21 @@ std::string encode_lock_info_request(const std::string& name) {
 }
 
 std::optional<LockInfo> decode_lock_info(const std::string& bytes) {
-  Cursor outer(bytes);
-  Cursor in = outer.envelope(1);
-  const auto count = in.number<std::uint32_t>();
+  Decoder outer(bytes);
+  Decoder in = outer.envelope(1);
+  const auto count = in.count(2 * k_envelope_bytes);
   LockInfo info;
   for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
-    Cursor id = in.envelope(1);
+    Decoder id = in.envelope(1);
     const auto type = id.number<std::uint8_t>();
     const auto number = id.number<std::int64_t>();
     inventory::Locker locker;
     locker.client = entity_type_name(type) + "." + std::to_string(number);
     locker.cookie = id.text();
-    Cursor details = in.envelope(1);
+    Decoder details = in.envelope(1);
     details.number<std::uint64_t>();  // expiration
     auto address = decode_address(details);
-    if (!id.ok() || !details.ok() || !address) {
+    if (!in.ok() || !address) {
       return std::nullopt;
     }
     locker.address = std::move(*address);
@@ -441,7 +493,7 @@ std::optional<LockInfo> decode_lock_info(const std::string& bytes) {
   }
   const auto type = in.number<std::uint8_t>();
   in.text();  // tag
-  if (!in.ok() || !outer.at_end()) {
+  if (!outer.at_end()) {
     return std::nullopt;
   }
   info.exclusive = type == k_lock_exclusive;
@@ -451,20 +503,16 @@ std::optional<LockInfo> decode_lock_info(const std::string& bytes) {
 std::optional<std::vector<std::uint8_t>> decode_object_map(const std::string& bytes) {
   // BitVector<2>::encode: a bufferlist holding ENCODE_START(1, 1) { u64 size }, the
   // packed data (4 objects a byte, the first in the high bits), a bufferlist footer.
-  Cursor in(bytes);
-  const auto header_length = in.number<std::uint32_t>();
-  const std::size_t header_end = in.position() + header_length;
-  Cursor header_bytes(bytes, in.position(), header_end);
-  Cursor header = header_bytes.envelope(1);
-  const auto size = header.number<std::uint64_t>();
-  if (!in.ok() || !header.ok() || header_end > bytes.size() || size > bytes.size() * 4) {
+  Decoder in(bytes);
+  const std::string header_bytes = in.text();
+  Decoder header(header_bytes);
+  const auto size = header.envelope(1).number<std::uint64_t>();
+  if (!header.at_end() || size / 4 > in.remaining()) {
     return std::nullopt;
   }
-  Cursor data(bytes, header_end);
-  const std::string packed = data.raw((size + 3) / 4);
-  const auto footer_length = data.number<std::uint32_t>();
-  data.raw(footer_length);
-  if (!data.at_end()) {
+  const std::string packed = in.raw(size / 4 + (size % 4 != 0 ? 1 : 0));
+  in.text();  // footer: CRCs
+  if (!in.at_end()) {
     return std::nullopt;
   }
   std::vector<std::uint8_t> states(size);
@@ -475,19 +523,39 @@ std::optional<std::vector<std::uint8_t>> decode_object_map(const std::string& by
   return states;
 }
 
-std::uint64_t object_count(std::uint64_t size_bytes, std::uint64_t object_size,
-                           std::uint64_t stripe_unit, std::uint64_t stripe_count) {
-  if (stripe_count <= 1 || stripe_unit == object_size) {
-    return (size_bytes + object_size - 1) / object_size;
+namespace {
+
+/// ceil(a / b), without the overflow of (a + b - 1) / b; b > 0.
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_t object_size,
+                                          std::uint64_t stripe_unit, std::uint64_t stripe_count) {
+  if (object_size == 0 || stripe_unit == 0 || stripe_count == 0) {
+    return std::nullopt;
   }
-  const std::uint64_t period = object_size * stripe_count;
-  const std::uint64_t periods = (size_bytes + period - 1) / period;
-  const std::uint64_t remainder = size_bytes % period;
+  if (stripe_count == 1 || stripe_unit == object_size) {
+    return ceil_div(size_bytes, object_size);
+  }
+  const auto period = checked_mul(object_size, stripe_count);
+  const auto stripe = checked_mul(stripe_unit, stripe_count);
+  if (!period || !stripe) {
+    return std::nullopt;
+  }
+  const std::uint64_t periods = ceil_div(size_bytes, *period);
+  const std::uint64_t remainder = size_bytes % *period;
   std::uint64_t missing = 0;
-  if (remainder > 0 && remainder < stripe_count * stripe_unit) {
-    missing = stripe_count - (remainder + stripe_unit - 1) / stripe_unit;
+  if (remainder > 0 && remainder < *stripe) {
+    missing = stripe_count - ceil_div(remainder, stripe_unit);
   }
-  return periods * stripe_count - missing;
+  const auto objects = checked_mul(periods, stripe_count);
+  if (!objects) {
+    return std::nullopt;
+  }
+  return *objects - missing;
 }
 
 std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t>* from,
@@ -495,14 +563,17 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t
                                                   const std::vector<std::uint8_t>& end,
                                                   std::uint64_t size_bytes,
                                                   std::uint64_t object_size) {
-  const std::uint64_t objects = (size_bytes + object_size - 1) / object_size;
-  const std::uint64_t from_objects =
-      from != nullptr ? (from_size_bytes + object_size - 1) / object_size : 0;
+  if (object_size == 0) {
+    return std::nullopt;
+  }
+  const std::uint64_t objects = ceil_div(size_bytes, object_size);
+  const std::uint64_t from_objects = from != nullptr ? ceil_div(from_size_bytes, object_size) : 0;
   if (end.size() < objects || (from != nullptr && from->size() < from_objects)) {
     return std::nullopt;
   }
   // librbd's object_map::DiffRequest: an object counts when it exists at the end and
   // did not exist (or was being written) at the start, or was written again since.
+  // The sum never exceeds size_bytes: each object adds at most what is left of it.
   std::uint64_t used = 0;
   for (std::uint64_t i = 0; i < objects; ++i) {
     const std::uint8_t state = end[i];

@@ -5,9 +5,14 @@
 /// the object map objects (a BitVector<2>). Plain bytes in, plain values out: no
 /// librados here, so every rule is unit-tested from captured bytes.
 ///
-/// Anything not understood (an unknown encoding version, a key this decoder does not
-/// know how to turn into what librbd reports) yields a fallback reason instead of a
-/// guess: the caller then reads that image through librbd.
+/// The bytes are untrusted: anyone with write access to a pool can put anything in an
+/// omap. Every value is read through ceph/encoding.hpp's bounds-checked Decoder and
+/// every layout figure is computed with overflow checks, so no input crashes this code
+/// (tests/fuzz/ keeps it so). What is not understood yields one of two verdicts instead
+/// of a guess: a fallback reason (an unknown encoding version or key, a feature this
+/// decoder does not turn into what librbd reports: the caller reads the image through
+/// librbd) or damage (bytes no Ceph writes: the image is unreadable, and is never handed
+/// to librbd, which may not survive it).
 
 #include <cstddef>
 #include <cstdint>
@@ -74,15 +79,29 @@ struct DecodedHeader {
   std::map<std::uint64_t, std::vector<ChildSpec>> snap_children;
 };
 
-/// The header, or why it must be read through librbd instead.
+/// The header; or why it must be read through librbd instead; or why it cannot be read
+/// at all. Exactly one of the three is set.
 struct HeaderDecoding {
   std::optional<DecodedHeader> header;
-  std::string fallback_reason;  ///< set when header is empty
+  std::string fallback_reason;  ///< librbd can read it
+  std::string damage;           ///< damaged: librbd must not be given it
 };
 
 /// Decodes the omap of `rbd_header.<id>` (every key). Falls back for a group, a
-/// migration, an unknown key encoding, or a missing required key.
+/// migration, an unknown key or encoding version, or a missing required key; damage
+/// for a truncated or overlong value, a snapshot record under another id's key, or a
+/// layout that layout_damage() refuses.
 HeaderDecoding decode_header(const std::map<std::string, std::string>& omap);
+
+/// The header keys layout_damage() reads.
+const std::vector<std::string>& layout_keys();
+
+/// Why the layout in these header keys (order, size, stripe unit and count; absent keys
+/// are fine) would crash librbd or overflow its figures, or nullopt when it is sound:
+/// an order outside 12..26, a stripe unit that does not divide the object size, a
+/// stripe count beyond 32 bits (librbd divides by its truncation), a size whose object
+/// count overflows. Both readers check it before librbd ever opens the image.
+std::optional<std::string> layout_damage(const std::map<std::string, std::string>& omap);
 
 /// One `snapshot_<id>` value, as decode_header() reads it; nullopt when not understood.
 std::optional<HeaderSnapshot> decode_snapshot_record(const std::string& bytes);
@@ -132,8 +151,9 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t
                                                   std::uint64_t size_bytes,
                                                   std::uint64_t object_size);
 
-/// Objects an image of `size_bytes` spans (Striper::get_num_objects).
-std::uint64_t object_count(std::uint64_t size_bytes, std::uint64_t object_size,
-                           std::uint64_t stripe_unit, std::uint64_t stripe_count);
+/// Objects an image of `size_bytes` spans (Striper::get_num_objects); nullopt for a
+/// zero figure or when the count overflows.
+std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_t object_size,
+                                          std::uint64_t stripe_unit, std::uint64_t stripe_count);
 
 }  // namespace rbdsync::ceph

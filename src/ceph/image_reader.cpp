@@ -16,6 +16,7 @@
 #include <rbd/librbd.h>
 
 #include "ceph/ceph_error.hpp"
+#include "ceph/header_decoder.hpp"
 #include "ceph/migration_spec.hpp"
 #include "common/error.hpp"
 
@@ -526,8 +527,31 @@ TrashEntry trash_entry(const Pool& pool, const std::string& pool_namespace,
                     to_timestamp(info.deferment_end_time)};
 }
 
+std::optional<ImageRead> refuse_damaged_layout(librados::IoCtx& io, const ImageRef& ref) {
+  if (ref.image_id.empty()) {
+    return std::nullopt;  // format 1: no omap header
+  }
+  const std::set<std::string> keys(layout_keys().begin(), layout_keys().end());
+  std::map<std::string, librados::bufferlist> values;
+  if (io.omap_get_vals_by_keys("rbd_header." + ref.image_id, keys, &values) < 0) {
+    return std::nullopt;  // gone, or unreadable: librbd tells which, without crashing
+  }
+  std::map<std::string, std::string> layout;
+  for (auto& [key, value] : values) {
+    layout.emplace(key, value.to_str());
+  }
+  auto damage = layout_damage(layout);
+  if (!damage) {
+    return std::nullopt;
+  }
+  return Classifier::failed("damaged header: " + *damage);
+}
+
 ImageRead read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
                      bool exact_usage) {
+  if (auto refused = refuse_damaged_layout(io, ref)) {
+    return std::move(*refused);
+  }
   librbd::Image image;
   return read_open_image(rbd, io, pool, ref, exact_usage, image, std::nullopt);
 }

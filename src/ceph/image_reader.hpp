@@ -20,12 +20,20 @@ namespace rbdsync::ceph {
 inventory::TrashEntry trash_entry(const inventory::Pool& pool, const std::string& pool_namespace,
                                   const librbd::trash_image_info_t& info);
 
+/// The `failed` read of an image whose header layout would crash librbd (layout_damage():
+/// a stripe count librbd divides by zero with, ...), or nullopt when librbd may open it.
+/// One small omap read; every path that opens an image through librbd asks it first.
+std::optional<sync::ImageRead> refuse_damaged_layout(librados::IoCtx& io,
+                                                     const inventory::ImageRef& ref);
+
+/// Reads one listed image through librbd (after refuse_damaged_layout()).
 sync::ImageRead read_image(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
                            const inventory::ImageRef& ref, bool exact_usage);
 
-/// read_image() of an image already being opened into `image`: `opened` is what opening
-/// it returned (0 or a negative errno), or nullopt to open it here. The caller closes
-/// `image`; a retry after a vanished snapshot opens the image again on its own.
+/// read_image() of an image already being opened (the caller asked refuse_damaged_layout()) into
+/// `image`: `opened` is what opening it returned (0 or a negative errno), or nullopt to open it
+/// here. The caller closes `image`; a retry after a vanished snapshot opens the image again on its
+/// own.
 sync::ImageRead read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
                                 const inventory::ImageRef& ref, bool exact_usage,
                                 librbd::Image& image, std::optional<int> opened);

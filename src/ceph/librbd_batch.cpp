@@ -184,6 +184,10 @@ void read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io, const inventory::
     while (next < refs.size() && batch.has_free()) {
       // ImageCtx copies the IoCtx when the open starts, namespace included.
       io.set_namespace(refs[next].pool_namespace);
+      if (auto refused = refuse_damaged_layout(io, refs[next])) {
+        on_read(next++, std::move(*refused));
+        continue;
+      }
       batch.start_open(rbd, io, refs[next], next);
       ++next;
       ++opening;

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ceph/encoding.hpp"
+
 namespace rbdsync::ceph {
 
 namespace {
@@ -10,49 +12,6 @@ namespace {
 // cls::rbd::MigrationHeaderType (cls/rbd/cls_rbd_types.h).
 constexpr std::uint8_t k_header_source = 1;
 constexpr std::uint8_t k_header_destination = 2;
-
-/// Reads Ceph's little-endian encoding; every read fails once the bytes run out.
-class Decoder {
- public:
-  explicit Decoder(const std::string& bytes) : m_bytes(bytes) {}
-
-  template <typename T>
-  bool number(T& value) {
-    if (m_bytes.size() - m_at < sizeof(T)) {
-      return false;
-    }
-    std::uint64_t result = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      result |= static_cast<std::uint64_t>(static_cast<unsigned char>(m_bytes[m_at + i]))
-                << (8 * i);
-    }
-    m_at += sizeof(T);
-    value = static_cast<T>(result);
-    return true;
-  }
-
-  bool text(std::string& value) {
-    std::uint32_t length = 0;
-    if (!number(length) || m_bytes.size() - m_at < length) {
-      return false;
-    }
-    value = m_bytes.substr(m_at, length);
-    m_at += length;
-    return true;
-  }
-
-  bool skip(std::size_t count) {
-    if (m_bytes.size() - m_at < count) {
-      return false;
-    }
-    m_at += count;
-    return true;
-  }
-
- private:
-  const std::string& m_bytes;
-  std::size_t m_at = 0;
-};
 
 // The words `rbd status` prints for cls::rbd::MigrationState.
 std::string state_name(std::uint8_t state) {
@@ -78,27 +37,25 @@ std::string state_name(std::uint8_t state) {
 
 std::optional<inventory::Migration> decode_migration_spec(const std::string& bytes,
                                                           const MigrationSelf& self) {
-  Decoder in(bytes);
-  std::uint8_t version = 0;
-  std::uint8_t compat = 0;
-  std::uint32_t length = 0;
-  if (!in.number(version) || !in.number(compat) || !in.number(length) || compat > 3) {
-    return std::nullopt;
-  }
-  std::uint8_t header_type = 0;
+  Decoder outer(bytes);
+  Decoder in = outer.envelope(3);
+  const auto header_type = in.number<std::uint8_t>();
   MigrationSelf other;
-  std::uint32_t snap_seqs = 0;
-  std::uint64_t overlap = 0;
-  std::uint8_t flatten = 0;
-  std::uint8_t mirroring = 0;
-  std::uint8_t state = 0;
-  inventory::Migration migration;
+  other.pool_id = in.number<std::int64_t>();
+  other.pool_namespace = in.text();
+  other.image_name = in.text();
+  other.image_id = in.text();
   // snap_seqs is a map<uint64, uint64>: 16 bytes an entry, not needed here.
-  if (!in.number(header_type) || !in.number(other.pool_id) || !in.text(other.pool_namespace) ||
-      !in.text(other.image_name) || !in.text(other.image_id) || !in.number(snap_seqs) ||
-      !in.skip(static_cast<std::size_t>(snap_seqs) * 16) || !in.number(overlap) ||
-      !in.number(flatten) || !in.number(mirroring) || !in.number(state) ||
-      !in.text(migration.state_description)) {
+  const auto snap_seqs = in.count(16);
+  in.skip(static_cast<std::size_t>(snap_seqs) * 16);
+  in.number<std::uint64_t>();  // overlap
+  in.number<std::uint8_t>();   // flatten
+  in.number<std::uint8_t>();   // mirroring
+  const auto state = in.number<std::uint8_t>();
+  inventory::Migration migration;
+  migration.state_description = in.text();
+  // Later versions add fields (mirror image mode, source spec) that the envelope skips.
+  if (!outer.at_end()) {
     return std::nullopt;
   }
   migration.state = state_name(state);

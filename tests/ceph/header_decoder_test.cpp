@@ -75,10 +75,9 @@ TEST(HeaderDecoder, ConfigOverridesComeFromConfMetadata) {
             (std::map<std::string, std::string>{{"rbd_qos_iops_limit", "100"}}));
 }
 
-TEST(HeaderDecoder, GroupsMigrationsUndecodableParentsAndUnknownKeysFallBack) {
+TEST(HeaderDecoder, GroupsMigrationsAndUnknownKeysFallBack) {
   for (const auto& [key, reason] :
-       std::map<std::string, std::string>{{"parent", "cannot decode header key 'parent'"},
-                                          {"group", "group member"},
+       std::map<std::string, std::string>{{"group", "group member"},
                                           {"migration", "migration"},
                                           {"mystery", "unknown header key 'mystery'"}}) {
     auto omap = captured_header();
@@ -86,7 +85,17 @@ TEST(HeaderDecoder, GroupsMigrationsUndecodableParentsAndUnknownKeysFallBack) {
     const HeaderDecoding decoded = decode_header(omap);
     EXPECT_FALSE(decoded.header) << key;
     EXPECT_EQ(decoded.fallback_reason, reason);
+    EXPECT_EQ(decoded.damage, "");
   }
+}
+
+TEST(HeaderDecoder, UndecodableParentIsDamageNotAFallback) {
+  auto omap = captured_header();
+  omap["parent"] = "x";
+  const HeaderDecoding decoded = decode_header(omap);
+  EXPECT_FALSE(decoded.header);
+  EXPECT_EQ(decoded.fallback_reason, "");
+  EXPECT_EQ(decoded.damage, "header key 'parent' is damaged (1 bytes)");
 }
 
 // Captured from the test cluster: the `parent` key of a clone v2 (in namespace ns1) of
@@ -144,14 +153,14 @@ TEST(HeaderDecoder, PreNautilusParentEncodingHasAPlainOverlap) {
   EXPECT_EQ(decoded.header->parent->head_overlap, 12 * k_mib);
 }
 
-TEST(HeaderDecoder, ParentKeyOfANewerEncodingFallsBack) {
+TEST(HeaderDecoder, ParentKeyOfANewerEncodingFallsBackButATruncatedOneIsDamage) {
   auto omap = captured_header();
   omap["parent"] = k_captured_parent;
   omap["parent"][1] = 3;  // compat 3: not understood
-  EXPECT_EQ(decode_header(omap).fallback_reason, "cannot decode header key 'parent'");
+  EXPECT_EQ(decode_header(omap).fallback_reason, "unknown encoding of header key 'parent'");
   omap["parent"] = k_captured_parent;
   omap["parent"].pop_back();
-  EXPECT_EQ(decode_header(omap).fallback_reason, "cannot decode header key 'parent'");
+  EXPECT_EQ(decode_header(omap).damage, "header key 'parent' is damaged (50 bytes)");
 }
 
 TEST(HeaderDecoder, CapturedSnapChildrenCountTheCloneV2ChildrenOfEachSnapshot) {
@@ -208,7 +217,7 @@ TEST(HeaderDecoder, SnapshotRecordOfAnOlderEncodingFallsBack) {
   omap["snapshot_0000000000000004"][0] = 7;  // version 7: pre-Nautilus layout
   const HeaderDecoding decoded = decode_header(omap);
   EXPECT_FALSE(decoded.header);
-  EXPECT_EQ(decoded.fallback_reason, "cannot decode snapshot record 'snapshot_0000000000000004'");
+  EXPECT_EQ(decoded.fallback_reason, "unknown encoding of header key 'snapshot_0000000000000004'");
 }
 
 TEST(HeaderDecoder, TruncatedValueFallsBack) {
@@ -218,6 +227,86 @@ TEST(HeaderDecoder, TruncatedValueFallsBack) {
   omap = captured_header();
   omap.erase("object_prefix");
   EXPECT_FALSE(decode_header(omap).header);
+}
+
+// Hostile bytes (issue #19): anyone with write access to a pool can set any omap value.
+// Each of these crashed or misread before the decoder was bounds-checked; none may.
+
+TEST(HeaderDecoder, EnvelopeClaimingMoreBytesThanRemainFailsItsParent) {
+  auto omap = captured_header();
+  std::string& record = omap["snapshot_0000000000000004"];
+  ASSERT_EQ(record[39], '\x04');  // the snapshot namespace envelope's length
+  record[39] = '\xff';
+  // Once the outer decoder ran past its end here (heap-buffer-overflow, SIGSEGV).
+  EXPECT_EQ(decode_header(omap).damage,
+            "header key 'snapshot_0000000000000004' is damaged (60 bytes)");
+  EXPECT_FALSE(decode_snapshot_record(record));
+}
+
+TEST(HeaderDecoder, SnapshotRecordUnderAnotherIdsKeyIsDamage) {
+  auto omap = captured_header();
+  omap["snapshot_0000000000000005"] = omap["snapshot_0000000000000004"];
+  EXPECT_EQ(decode_header(omap).damage,
+            "snapshot record 'snapshot_0000000000000005' holds snapshot id 4");
+  omap = captured_header();
+  omap["snapshot_0000000000000004"][6] = 9;  // the id inside the record
+  EXPECT_EQ(decode_header(omap).damage,
+            "snapshot record 'snapshot_0000000000000004' holds snapshot id 9");
+}
+
+TEST(HeaderDecoder, HugeStripeCountIsDamageAndNeverReachesADivision) {
+  // A striped image with 1 MiB objects whose stripe_count was set to 2^44: librbd keeps
+  // it in 32 bits (0) and dies of SIGFPE; object size x count wraps to 0 in 64 bits.
+  auto omap = captured_header();
+  omap["order"] = bytes("14");
+  omap["stripe_unit"] = bytes("0000010000000000");   // 64 KiB
+  omap["stripe_count"] = bytes("0000000000100000");  // 2^44
+  EXPECT_EQ(decode_header(omap).damage,
+            "stripe count 17592186044416 is out of range (at most 4294967295)");
+  EXPECT_EQ(layout_damage(omap), decode_header(omap).damage);
+  EXPECT_FALSE(object_count(12 * k_mib, k_mib, 64 * 1024, std::uint64_t{1} << 44));
+  EXPECT_FALSE(object_count(12 * k_mib, k_mib, 0, 4));
+}
+
+TEST(HeaderDecoder, LayoutsLibrbdCannotDivideByAreDamage) {
+  auto omap = captured_header();
+  omap["order"] = bytes("3f");
+  EXPECT_EQ(decode_header(omap).damage, "object order 63 is out of range (12 to 26)");
+  omap = captured_header();
+  omap["order"] = bytes("1600");
+  EXPECT_EQ(decode_header(omap).damage, "header key 'order' is damaged (2 bytes, not 1)");
+  omap = captured_header();
+  omap["stripe_unit"] = bytes("0000600000000000");  // 6 MiB > 4 MiB objects
+  omap["stripe_count"] = bytes("0200000000000000");
+  EXPECT_EQ(decode_header(omap).damage,
+            "stripe unit 6291456 does not divide the object size 4194304");
+  omap = captured_header();
+  omap["stripe_count"] = bytes("02000000");
+  EXPECT_EQ(decode_header(omap).damage, "header key 'stripe_count' is damaged (4 bytes, not 8)");
+  // Unset figures are one stripe of whole objects, as librbd reads them.
+  omap = captured_header();
+  omap["stripe_unit"] = bytes("0000000000000000");
+  omap["stripe_count"] = bytes("0000000000000000");
+  const HeaderDecoding decoded = decode_header(omap);
+  ASSERT_TRUE(decoded.header) << decoded.damage;
+  EXPECT_EQ(decoded.header->stripe_unit, 4 * k_mib);
+  EXPECT_EQ(decoded.header->stripe_count, 1U);
+}
+
+TEST(HeaderDecoder, CountsBeyondTheRemainingBytesFailWithoutAllocating) {
+  EXPECT_FALSE(decode_child_ids(bytes("ffffffff")));
+  auto omap = captured_header();
+  omap["snap_children_0000000000000004"] = bytes("ffffffff");
+  EXPECT_EQ(decode_header(omap).damage,
+            "header key 'snap_children_0000000000000004' is damaged (4 bytes)");
+  // An object map claiming 2^64-1 objects in a few bytes.
+  EXPECT_FALSE(decode_object_map(bytes("0e000000010108000000ffffffffffffffff00000000")));
+  EXPECT_FALSE(decode_lock_info(bytes("010108000000ffffffff00000000")));
+}
+
+TEST(HeaderDecoder, LockInfoEnvelopeOverrunIsRejected) {
+  // One locker whose id envelope claims 255 bytes of a reply that has 13.
+  EXPECT_FALSE(decode_lock_info(bytes("01010d00000001000000") + bytes("0101ff000000080000")));
 }
 
 TEST(HeaderDecoder, CapturedObjectMapHoldsOneCleanObjectFirst) {
@@ -249,6 +338,7 @@ TEST(HeaderDecoder, ObjectCountFollowsTheStriper) {
   EXPECT_EQ(object_count(12 * k_mib + 1, 4 * k_mib, 4 * k_mib, 1), 4U);
   EXPECT_EQ(object_count(32 * k_mib, k_mib, 64 * 1024, 4), 32U);
   EXPECT_EQ(object_count(64 * 1024, k_mib, 64 * 1024, 4), 1U);
+  EXPECT_EQ(object_count(UINT64_MAX, 64 * k_mib, 64 * k_mib, 1), (UINT64_MAX >> 26) + 1);
 }
 
 TEST(HeaderDecoder, LockInfoRequestNamesTheLock) {

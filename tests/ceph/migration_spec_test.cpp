@@ -53,6 +53,16 @@ TEST(MigrationSpec, TruncatedValueIsRejected) {
   EXPECT_FALSE(decode_migration_spec("", k_self));
 }
 
+TEST(MigrationSpec, SnapshotMapCountBeyondTheValueIsRejected) {
+  std::string header = k_destination_header;
+  // The envelope claims one byte more than there is.
+  header[2] = static_cast<char>(header[2] + 1);
+  EXPECT_FALSE(decode_migration_spec(header, k_self));
+  EXPECT_FALSE(decode_migration_spec(std::string("\x03\x01\x08\x00\x00\x00", 6) +
+                                         std::string("\x02\x00\x00\x00\x00\x00\x00\x00\x00", 9),
+                                     k_self));
+}
+
 TEST(MigrationSpec, UnknownHeaderTypeIsRejected) {
   std::string header = k_destination_header;
   header[6] = '\x07';

@@ -81,8 +81,11 @@ void fill_counts(db::RunRow& row, const sync::SyncReport& report) {
   row.removed = static_cast<std::int64_t>(report.counts.images.removed);
   row.skipped = static_cast<std::int64_t>(report.skipped);
   row.stale = static_cast<std::int64_t>(report.stale.size());
-  row.counts_json = sync::counts_json(report.counts).dump();
-  row.stale_images_json = report.partial() ? sync::stale_json(report.stale).dump() : "";
+  // Names in there are display text already; the handler is the last line of defence.
+  constexpr auto k_replace = nlohmann::json::error_handler_t::replace;
+  row.counts_json = sync::counts_json(report.counts).dump(-1, ' ', false, k_replace);
+  row.stale_images_json =
+      report.partial() ? sync::stale_json(report.stale).dump(-1, ' ', false, k_replace) : "";
   row.done = row.images + row.skipped + row.stale;
   row.total = row.done;
 }
@@ -146,6 +149,31 @@ ExitCode run_sync(const cli::Config& config) {
   std::unique_ptr<db::RunHistory> history;
   bool row_recorded = false;
   std::optional<sync::SyncReport> report;
+  // Every way out of a failed run goes through here, so that the runs row, the holder
+  // record and the metrics file always say how it ended.
+  const auto end_failed = [&](const Error& caught) {
+    // A signal makes the call it interrupted fail; report the signal, not that failure.
+    const int signal_number = interrupts::received();
+    const bool interrupted = signal_number != 0;
+    const Error error = interrupted ? interrupts::interrupted_by(signal_number) : caught;
+    row.status = interrupted ? "interrupted" : "failed";
+    row.exit_code = to_int(error.code());
+    row.error = error.what();
+    row.duration_seconds = seconds_since(start);
+    keeper.finish(row.status, row.exit_code, row.error);
+    if (row_recorded) {
+      try {
+        history->finish(row);
+      } catch (const std::exception& also) {
+        // The database may be what failed; the next run marks the row abandoned.
+        spdlog::warn("could not record the end of run {}: {}", row.run_id, also.what());
+      }
+    }
+    record_metrics(config, row);
+    spdlog::info("run {} {} with exit code {}", row.run_id, row.status, row.exit_code);
+    print_error(error, config.format, row_recorded ? row.run_id : std::string());
+    return error.code();
+  };
   try {
     // PostgreSQL before Ceph: a missing schema or a wrong password should fail in
     // milliseconds, not after reading the whole cluster.
@@ -195,27 +223,14 @@ ExitCode run_sync(const cli::Config& config) {
     options.check_interrupted = interrupts::check;
     report = sync::Syncer().run(source, store, options, &progress);
   } catch (const Error& caught) {
-    // A signal makes the call it interrupted fail; report the signal, not that failure.
-    const int signal_number = interrupts::received();
-    const bool interrupted = signal_number != 0;
-    const Error error = interrupted ? interrupts::interrupted_by(signal_number) : caught;
-    row.status = interrupted ? "interrupted" : "failed";
-    row.exit_code = to_int(error.code());
-    row.error = error.what();
-    row.duration_seconds = seconds_since(start);
-    keeper.finish(row.status, row.exit_code, row.error);
-    if (row_recorded) {
-      try {
-        history->finish(row);
-      } catch (const Error& also) {
-        // The database may be what failed; the next run marks the row abandoned.
-        spdlog::warn("could not record the end of run {}: {}", row.run_id, also.what());
-      }
-    }
-    record_metrics(config, row);
-    spdlog::info("run {} {} with exit code {}", row.run_id, row.status, row.exit_code);
-    print_error(error, config.format, row_recorded ? row.run_id : std::string());
-    return error.code();
+    return end_failed(caught);
+  } catch (const std::exception& caught) {
+    // Not an rbdsync::Error: a bug (exit 70), but the run still ends as one.
+    return end_failed(Error(ExitCode::internal, std::string("unexpected: ") + caught.what(),
+                            "report this as a bug with the log"));
+  } catch (...) {
+    return end_failed(Error(ExitCode::internal, "unexpected non-standard exception",
+                            "report this as a bug with the log"));
   }
 
   // Committed. Nothing below may turn that into a failure: bookkeeping that fails now
@@ -228,7 +243,7 @@ ExitCode run_sync(const cli::Config& config) {
   row.duration_seconds = seconds_since(start);
   try {
     history->finish(row);
-  } catch (const Error& error) {
+  } catch (const std::exception& error) {
     spdlog::warn("run {} committed, but its history row was not updated: {}", row.run_id,
                  error.what());
   }

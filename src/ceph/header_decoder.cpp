@@ -1,6 +1,7 @@
 #include "ceph/header_decoder.hpp"
 
 #include "ceph/encoding.hpp"
+#include "common/text.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -20,6 +21,11 @@ constexpr std::uint8_t k_object_nonexistent = 0;
 constexpr std::uint8_t k_object_exists = 1;
 constexpr std::uint8_t k_object_exists_clean = 3;
 constexpr std::uint8_t k_lock_exclusive = 1;
+
+/// A header key in a message: omap keys are bytes, messages are one line of text.
+std::string quoted(const std::string& key) {
+  return "'" + display_text(key, Controls::escape) + "'";
+}
 
 bool starts_with(const std::string& text, const char* prefix) {
   return text.compare(0, std::strlen(prefix), prefix) == 0;
@@ -134,9 +140,9 @@ std::optional<HeaderDecoding> decode_value(const std::string& key, const std::st
     return std::nullopt;
   }
   if (in.unsupported()) {
-    return fall_back("unknown encoding of header key '" + key + "'");
+    return fall_back("unknown encoding of header key " + quoted(key));
   }
-  return damaged("header key '" + key + "' is damaged (" + std::to_string(value.size()) +
+  return damaged("header key " + quoted(key) + " is damaged (" + std::to_string(value.size()) +
                  " bytes)");
 }
 
@@ -186,7 +192,7 @@ class HeaderBuilder {
     if (starts_with(key, k_snap_children_prefix)) {
       const auto snap_id = hex_snap_id(key, std::strlen(k_snap_children_prefix));
       if (!snap_id) {
-        return damaged("header key '" + key + "' names no snapshot id");
+        return damaged("header key " + quoted(key) + " names no snapshot id");
       }
       return decode_value(key, value, [&](Decoder& in) {
         m_header.snap_children[*snap_id] = decode_child_specs(in);
@@ -204,7 +210,7 @@ class HeaderBuilder {
     if (key == "migration") {
       return fall_back("migration");
     }
-    return fall_back("unknown header key '" + key + "'");
+    return fall_back("unknown header key " + quoted(key));
   }
 
   /// The header, once every key was taken.
@@ -229,7 +235,7 @@ class HeaderBuilder {
   std::optional<HeaderDecoding> take_number(const std::string& key, const std::string& value) {
     const auto number = u64(value);
     if (!number) {
-      return damaged("header key '" + key + "' is damaged (" + std::to_string(value.size()) +
+      return damaged("header key " + quoted(key) + " is damaged (" + std::to_string(value.size()) +
                      " bytes, not 8)");
     }
     if (key == "size") {
@@ -263,7 +269,8 @@ class HeaderBuilder {
     // cls_rbd finds a snapshot by its key: a record under another id's key would be
     // listed twice, or under the wrong id.
     if (key != snapshot_key(snap.id)) {
-      return damaged("snapshot record '" + key + "' holds snapshot id " + std::to_string(snap.id));
+      return damaged("snapshot record " + quoted(key) + " holds snapshot id " +
+                     std::to_string(snap.id));
     }
     m_header.snapshots.push_back(std::move(snap));
     return std::nullopt;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "inventory/features.hpp"
 
 namespace rbdsync::db {
@@ -15,8 +16,27 @@ using inventory::Image;
 
 namespace {
 
+/// Text from Ceph, as display text (common/text.hpp): always valid UTF-8 without NUL.
 Field text(const std::string& value) {
-  return value;
+  return display_text(value);
+}
+
+/// The exact bytes of a name (bytea hex input) when its display text had to escape
+/// them; NULL when the name is plain text.
+Field name_bytes(const std::string& value) {
+  if (is_plain_text(value)) {
+    return std::nullopt;
+  }
+  return "\\x" + hex_bytes(value);
+}
+
+/// A JSON object's text member `key`, as display text, with the exact bytes beside it
+/// as `<key>_bytes` (hex) when the text had to be escaped.
+void put_text(nlohmann::json& object, const char* key, const std::string& value) {
+  object[key] = display_text(value);
+  if (!is_plain_text(value)) {
+    object[std::string(key) + "_bytes"] = hex_bytes(value);
+  }
 }
 
 Field number(std::int64_t value) {
@@ -53,7 +73,7 @@ Field optional_text(const std::string& value) {
   if (value.empty()) {
     return std::nullopt;
   }
-  return value;
+  return text(value);
 }
 
 Field json(const nlohmann::json& value) {
@@ -77,8 +97,9 @@ Row image_key_row(const std::string& fsid, const inventory::ImageKey& key) {
 nlohmann::json watchers_json(const Image& image) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& watcher : image.watchers) {
-    list.push_back(
-        {{"address", watcher.address}, {"client", watcher.client_id}, {"cookie", watcher.cookie}});
+    nlohmann::json entry{{"client", watcher.client_id}, {"cookie", watcher.cookie}};
+    put_text(entry, "address", watcher.address);
+    list.push_back(std::move(entry));
   }
   return list;
 }
@@ -86,15 +107,20 @@ nlohmann::json watchers_json(const Image& image) {
 nlohmann::json lockers_json(const Image& image) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& locker : image.lockers) {
-    list.push_back({{"locker", locker.client}, {"id", locker.cookie}, {"address", locker.address}});
+    nlohmann::json entry = nlohmann::json::object();
+    put_text(entry, "locker", locker.client);
+    put_text(entry, "id", locker.cookie);
+    put_text(entry, "address", locker.address);
+    list.push_back(std::move(entry));
   }
   return list;
 }
 
 nlohmann::json config_json(const Image& image) {
   nlohmann::json object = nlohmann::json::object();
+  // Keys and values as display text; the console shows them, nothing addresses them.
   for (const auto& option : image.config_overrides) {
-    object[option.name] = option.value;
+    object[display_text(option.name)] = display_text(option.value);
   }
   return object;
 }
@@ -105,17 +131,17 @@ Field migration_json(const Image& image) {
   }
   const inventory::Migration& m = *image.migration;
   return json({{"state", m.state},
-               {"state_description", m.state_description},
+               {"state_description", display_text(m.state_description)},
                {"source",
                 {{"pool_id", m.source_pool_id},
-                 {"namespace", m.source_namespace},
-                 {"image_name", m.source_image_name},
-                 {"image_id", m.source_image_id}}},
+                 {"namespace", display_text(m.source_namespace)},
+                 {"image_name", display_text(m.source_image_name)},
+                 {"image_id", display_text(m.source_image_id)}}},
                {"destination",
                 {{"pool_id", m.destination_pool_id},
-                 {"namespace", m.destination_namespace},
-                 {"image_name", m.destination_image_name},
-                 {"image_id", m.destination_image_id}}}});
+                 {"namespace", display_text(m.destination_namespace)},
+                 {"image_name", display_text(m.destination_image_name)},
+                 {"image_id", display_text(m.destination_image_id)}}}});
 }
 
 }  // namespace
@@ -158,13 +184,13 @@ const Table& pools_table() {
       "pools",
       {"pool_id"},
       {"name", "pool_type", "replica_size", "min_size", "pg_num", "stored_bytes", "objects",
-       "used_bytes", "max_avail_bytes", "mirror_mode"},
+       "used_bytes", "max_avail_bytes", "mirror_mode", "name_bytes"},
       false};
   return table;
 }
 
 const Table& namespaces_table() {
-  static const Table table{"namespaces", {"pool_id", "name"}, {}, false};
+  static const Table table{"namespaces", {"pool_id", "name"}, {"name_bytes"}, false};
   return table;
 }
 
@@ -216,7 +242,9 @@ const Table& images_table() {
                             "lockers",
                             "lock_type",
                             "stale_error",
-                            "stale_since"},
+                            "stale_since",
+                            "name_bytes",
+                            "group_name_bytes"},
                            true};
   return table;
 }
@@ -225,7 +253,7 @@ const Table& snapshots_table() {
   static const Table table{"snapshots",
                            {"pool_id", "namespace", "image_id", "snap_id"},
                            {"name", "size_bytes", "namespace_type", "timestamp", "protected",
-                            "children", "used_bytes", "used_unknown_reason"},
+                            "children", "used_bytes", "used_unknown_reason", "name_bytes"},
                            true};
   return table;
 }
@@ -233,13 +261,13 @@ const Table& snapshots_table() {
 const Table& trash_table() {
   static const Table table{"trash",
                            {"pool_id", "namespace", "image_id"},
-                           {"name", "source", "deletion_time", "deferment_end_time"},
+                           {"name", "source", "deletion_time", "deferment_end_time", "name_bytes"},
                            false};
   return table;
 }
 
 Row pool_row(const std::string& fsid, const inventory::Pool& pool) {
-  const std::string what = "pool " + pool.name;
+  const std::string what = "pool " + display_text(pool.name, Controls::escape);
   return Row{text(fsid),
              number(pool.id),
              text(pool.name),
@@ -251,15 +279,16 @@ Row pool_row(const std::string& fsid, const inventory::Pool& pool) {
              bigint(pool.objects, what + " objects"),
              bigint(pool.used_bytes, what + " used bytes"),
              bigint(pool.max_avail_bytes, what + " max available bytes"),
-             text(pool.mirror_mode)};
+             text(pool.mirror_mode),
+             name_bytes(pool.name)};
 }
 
 Row namespace_row(const std::string& fsid, const inventory::Namespace& ns) {
-  return Row{text(fsid), number(ns.pool_id), text(ns.name)};
+  return Row{text(fsid), number(ns.pool_id), text(ns.name), name_bytes(ns.name)};
 }
 
 Row image_row(const std::string& fsid, const Image& image) {
-  const std::string what = "image id " + image.key.image_id;
+  const std::string what = "image id " + display_text(image.key.image_id, Controls::escape);
   Row row = image_key_row(fsid, image.key);
   row.reserve(images_table().keys.size() + images_table().values.size() + 1);
   row.push_back(text(image.name));
@@ -322,6 +351,8 @@ Row image_row(const std::string& fsid, const Image& image) {
   // Read just now, so not stale: a stored stale mark is cleared by the update.
   row.push_back(std::nullopt);
   row.push_back(std::nullopt);
+  row.push_back(name_bytes(image.name));
+  row.push_back(image.group ? name_bytes(image.group->name) : std::nullopt);
   return row;
 }
 
@@ -329,7 +360,8 @@ std::vector<Row> snapshot_rows(const std::string& fsid, const Image& image) {
   std::vector<Row> rows;
   rows.reserve(image.snapshots.size());
   for (const inventory::Snapshot& snap : image.snapshots) {
-    const std::string what = "image id " + image.key.image_id + " snapshot " + snap.name;
+    const std::string what = "image id " + display_text(image.key.image_id, Controls::escape) +
+                             " snapshot " + display_text(snap.name, Controls::escape);
     Row row = image_key_row(fsid, image.key);
     row.push_back(bigint(snap.id, what + " id"));
     row.push_back(text(snap.name));
@@ -339,6 +371,7 @@ std::vector<Row> snapshot_rows(const std::string& fsid, const Image& image) {
     row.push_back(boolean(snap.is_protected));
     row.push_back(bigint(snap.children, what + " children"));
     add_usage(row, snap.usage, what);
+    row.push_back(name_bytes(snap.name));
     rows.push_back(std::move(row));
   }
   return rows;
@@ -352,12 +385,13 @@ Row trash_row(const std::string& fsid, const inventory::TrashEntry& entry) {
              text(entry.name),
              text(entry.source),
              timestamp_text(entry.deletion_time),
-             timestamp_text(entry.deferment_end_time)};
+             timestamp_text(entry.deferment_end_time),
+             name_bytes(entry.name)};
 }
 
 Row stale_row(const sync::StaleImage& image) {
   return Row{number(image.key.pool_id), text(image.key.pool_namespace), text(image.key.image_id),
-             text(image.error)};
+             text(image.name),          name_bytes(image.name),         text(image.error)};
 }
 
 }  // namespace rbdsync::db

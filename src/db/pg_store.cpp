@@ -42,8 +42,12 @@ class PgTransaction : public sync::SinkTransaction {
   }
 
   void add_image(const inventory::Image& image) override {
-    m_images.add(image_row(m_fsid, image));
-    for (const Row& row : snapshot_rows(m_fsid, image)) {
+    // Every row is built before any is added: a value that cannot be stored leaves
+    // nothing of the image behind.
+    Row image_line = image_row(m_fsid, image);
+    const std::vector<Row> snapshot_lines = snapshot_rows(m_fsid, image);
+    m_images.add(image_line);
+    for (const Row& row : snapshot_lines) {
       m_snapshots.add(row);
     }
   }
@@ -121,11 +125,26 @@ class PgTransaction : public sync::SinkTransaction {
           work.quote(m_fsid) +
           " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND t.image_id = x.image_id "
           "AND t.stale_error IS DISTINCT FROM x.error");
+      // An image unreadable on its very first sync still gets a row: what the listing
+      // knew, and why it could not be read, so that the console shows it.
+      const auto unreadable_added =
+          work.exec(
+                  "INSERT INTO rbdsync.images (fsid, pool_id, namespace, image_id, name, "
+                  "name_bytes, used_unknown_reason, stale_error, stale_since) SELECT " +
+                  work.quote(m_fsid) +
+                  ", x.pool_id, x.namespace, x.image_id, x.name, x.name_bytes, 'not read yet', "
+                  "x.error, now() FROM stale_images AS x WHERE NOT EXISTS (SELECT 1 FROM "
+                  "rbdsync.images AS t WHERE t.fsid = " +
+                  work.quote(m_fsid) +
+                  " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND "
+                  "t.image_id = x.image_id)")
+              .affected_rows();
 
       sync::StoreCounts counts;
       counts.pools = pools.counts();
       counts.namespaces = namespaces.counts();
       counts.images = images.counts();
+      counts.images.added += unreadable_added;
       counts.snapshots = snapshots.counts();
       counts.trash = trash.counts();
       return counts;

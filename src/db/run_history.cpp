@@ -1,5 +1,7 @@
 #include "db/run_history.hpp"
 
+#include "common/text.hpp"
+
 #include "db/pg_connection.hpp"
 
 namespace rbdsync::db {
@@ -88,8 +90,8 @@ void RunHistory::finish(const RunRow& run) {
         "stale = $15, counts = nullif($16, '')::jsonb, stale_images = nullif($17, '')::jsonb "
         "WHERE run_id = $1",
         run.run_id, run.status, run.phase, run.done, run.total, run.pools, run.images, run.added,
-        run.changed, run.removed, run.skipped, run.exit_code, run.error, run.duration_seconds,
-        run.stale, run.counts_json, run.stale_images_json);
+        run.changed, run.removed, run.skipped, run.exit_code, display_text(run.error),
+        run.duration_seconds, run.stale, run.counts_json, run.stale_images_json);
   });
 }
 

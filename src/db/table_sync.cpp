@@ -183,8 +183,10 @@ void TableSync::remove(const DeleteScope& scope) {
 void stage_stale_images(pqxx::work& work, CopyRows& rows) {
   work.exec(
       "CREATE TEMPORARY TABLE stale_images (pool_id bigint NOT NULL, namespace text NOT NULL, "
-      "image_id text NOT NULL, error text NOT NULL) ON COMMIT DROP");
-  copy_into(work, "stale_images", {"pool_id", "namespace", "image_id", "error"}, rows);
+      "image_id text NOT NULL, name text NOT NULL, name_bytes bytea, error text NOT NULL) "
+      "ON COMMIT DROP");
+  copy_into(work, "stale_images",
+            {"pool_id", "namespace", "image_id", "name", "name_bytes", "error"}, rows);
 }
 
 }  // namespace rbdsync::db

@@ -106,7 +106,8 @@ class TableSync {
   sync::KindCounts m_counts;
 };
 
-/// Creates the temporary table `stale_images` (pool_id, namespace, image_id, error)
+/// Creates the temporary table `stale_images` (pool_id, namespace, image_id, name,
+/// name_bytes, error)
 /// and COPYs `rows` into it. TableSync::remove() of per-image tables consults it.
 void stage_stale_images(pqxx::work& work, CopyRows& rows);
 

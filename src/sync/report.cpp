@@ -1,5 +1,7 @@
 #include "sync/report.hpp"
 
+#include "common/text.hpp"
+
 #include <fmt/format.h>
 
 namespace rbdsync::sync {
@@ -48,8 +50,9 @@ nlohmann::json counts_json(const StoreCounts& counts) {
 nlohmann::json stale_json(const std::vector<StaleImage>& stale) {
   nlohmann::json list = nlohmann::json::array();
   for (const StaleImage& image : stale) {
-    list.push_back(
-        {{"path", image.path}, {"image_id", image.key.image_id}, {"error", image.error}});
+    list.push_back({{"path", image.path},
+                    {"image_id", display_text(image.key.image_id, Controls::escape)},
+                    {"error", display_text(image.error, Controls::escape)}});
   }
   return list;
 }

@@ -35,7 +35,8 @@ struct StoreCounts {
 /// are kept as they were and marked stale with the error.
 struct StaleImage {
   inventory::ImageKey key;
-  std::string path;  ///< pool[/namespace]/name, for people
+  std::string name;  ///< as listed (bytes), for a first row when none is stored yet
+  std::string path;  ///< pool[/namespace]/name for people: one line of display text
   std::string error;
 };
 
@@ -59,14 +60,17 @@ class SinkTransaction {
   /// The pools the sync reads, once, before anything else.
   virtual void add_pools(const std::vector<inventory::Pool>& pools) = 0;
   virtual void add_namespace(const inventory::Namespace& ns) = 0;
-  /// An image read, with its snapshots. Each image key at most once.
+  /// An image read, with its snapshots. Each image key at most once. Throws
+  /// Error(ExitCode::data) when a value of this image cannot be stored (e.g. a size
+  /// beyond 2^63-1), having added none of it: the image is then unreadable, not the run.
   virtual void add_image(const inventory::Image& image) = 0;
   /// A trash entry. Each key at most once.
   virtual void add_trash(const inventory::TrashEntry& entry) = 0;
 
   /// Makes the stored inventory of the cluster, within `scope`, equal to what was
   /// added: adds what is new, rewrites only rows that differ, removes what Ceph no
-  /// longer shows. The rows of `stale` images stay as they were, marked stale.
+  /// longer shows. The rows of `stale` images stay as they were, marked stale; a stale
+  /// image with no stored row gets one with what its listing knew.
   virtual StoreCounts store(const SyncScope& scope, const std::vector<StaleImage>& stale) = 0;
 
   /// Makes everything stored visible at once.

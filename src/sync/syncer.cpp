@@ -12,16 +12,25 @@
 
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
+#include "common/text.hpp"
 
 namespace rbdsync::sync {
 
 namespace {
 
+/// pool[/namespace]/name as one line of display text: names may hold any bytes.
 std::string image_path(const inventory::Pool& pool, const inventory::ImageRef& image) {
-  if (image.pool_namespace.empty()) {
-    return pool.name + "/" + image.name;
+  std::string path = pool.name + "/";
+  if (!image.pool_namespace.empty()) {
+    path += image.pool_namespace + "/";
   }
-  return pool.name + "/" + image.pool_namespace + "/" + image.name;
+  return display_text(path + image.name, Controls::escape);
+}
+
+StaleImage stale_image(const inventory::Pool& pool, const inventory::ImageRef& ref,
+                       std::string error) {
+  return StaleImage{inventory::ImageKey{pool.id, ref.pool_namespace, ref.image_id}, ref.name,
+                    image_path(pool, ref), std::move(error)};
 }
 
 /// Trash entries can be met twice in one sync: an image listed, then removed (which
@@ -42,7 +51,19 @@ void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRea
            SinkTransaction& transaction, TrashKeys& trash_keys, SyncReport& report) {
   switch (read.outcome) {
     case ImageRead::Outcome::read:
-      transaction.add_image(read.image);
+      try {
+        transaction.add_image(read.image);
+      } catch (const Error& error) {
+        if (error.code() != ExitCode::data) {
+          throw;
+        }
+        // A value of this image that cannot be stored (e.g. a size beyond 2^63-1) makes
+        // it unreadable, not the run: its rows are kept, marked stale, as for a failed read.
+        spdlog::warn("image {} cannot be stored: {}; keeping its stored rows, marked stale",
+                     image_path(pool, ref), error.what());
+        report.stale.push_back(stale_image(pool, ref, error.what()));
+        break;
+      }
       ++report.images;
       break;
     case ImageRead::Outcome::gone:
@@ -57,10 +78,8 @@ void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRea
       break;
     case ImageRead::Outcome::failed:
       spdlog::warn("image {} could not be read: {}; keeping its stored rows, marked stale",
-                   image_path(pool, ref), read.error);
-      report.stale.push_back(
-          StaleImage{inventory::ImageKey{pool.id, ref.pool_namespace, ref.image_id},
-                     image_path(pool, ref), std::move(read.error)});
+                   image_path(pool, ref), display_text(read.error, Controls::escape));
+      report.stale.push_back(stale_image(pool, ref, std::move(read.error)));
       break;
   }
 }

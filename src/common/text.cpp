@@ -1,0 +1,113 @@
+#include "common/text.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rbdsync {
+
+namespace {
+
+constexpr char k_hex_digits[] = "0123456789abcdef";
+
+/// The length of the valid UTF-8 sequence at `bytes[at]`, or 0 when there is none
+/// (RFC 3629, table 3-7 of the Unicode standard).
+std::size_t utf8_sequence(std::string_view bytes, std::size_t at) {
+  const auto byte = [&bytes](std::size_t i) { return static_cast<std::uint8_t>(bytes[i]); };
+  const std::uint8_t lead = byte(at);
+  if (lead < 0x80) {
+    return 1;
+  }
+  std::size_t length = 0;
+  std::uint8_t low = 0x80;
+  std::uint8_t high = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    low = lead == 0xe0 ? 0xa0 : 0x80;   // no overlong forms
+    high = lead == 0xed ? 0x9f : 0xbf;  // no surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    low = lead == 0xf0 ? 0x90 : 0x80;   // no overlong forms
+    high = lead == 0xf4 ? 0x8f : 0xbf;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (bytes.size() - at < length) {
+    return 0;
+  }
+  for (std::size_t i = 1; i < length; ++i) {
+    const std::uint8_t next = byte(at + i);
+    if (next < (i == 1 ? low : 0x80) || next > (i == 1 ? high : 0xbf)) {
+      return 0;
+    }
+  }
+  return length;
+}
+
+bool is_control(char c) {
+  const auto byte = static_cast<std::uint8_t>(c);
+  return byte < 0x20 || byte == 0x7f;
+}
+
+void append_hex_escape(std::string& out, char c) {
+  const auto byte = static_cast<std::uint8_t>(c);
+  out += "\\x";
+  out += k_hex_digits[byte >> 4];
+  out += k_hex_digits[byte & 0xf];
+}
+
+bool needs_escape(std::string_view bytes, Controls controls) {
+  for (std::size_t at = 0; at < bytes.size();) {
+    const std::size_t length = utf8_sequence(bytes, at);
+    if (length == 0 || bytes[at] == '\0' ||
+        (controls == Controls::escape && length == 1 && is_control(bytes[at]))) {
+      return true;
+    }
+    at += length;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_plain_text(std::string_view bytes) {
+  return !needs_escape(bytes, Controls::keep);
+}
+
+std::string display_text(std::string_view bytes, Controls controls) {
+  if (!needs_escape(bytes, controls)) {
+    return std::string(bytes);
+  }
+  std::string out;
+  out.reserve(bytes.size() + 8);
+  for (std::size_t at = 0; at < bytes.size();) {
+    const std::size_t length = utf8_sequence(bytes, at);
+    const char c = bytes[at];
+    if (length == 0 || c == '\0' ||
+        (controls == Controls::escape && length == 1 && is_control(c))) {
+      append_hex_escape(out, c);
+      ++at;
+    } else if (c == '\\') {
+      out += "\\\\";
+      ++at;
+    } else {
+      out.append(bytes.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
+}
+
+std::string hex_bytes(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const char c : bytes) {
+    const auto byte = static_cast<std::uint8_t>(c);
+    out += k_hex_digits[byte >> 4];
+    out += k_hex_digits[byte & 0xf];
+  }
+  return out;
+}
+
+}  // namespace rbdsync

@@ -253,13 +253,18 @@ sync::PoolListing CephSource::list_pool(const Pool& pool) {
 }
 
 sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
+  if (m_cluster->reader == ImageReader::direct) {
+    // The syncer's one retry of a failed read goes the same way as the first: a damaged
+    // header is refused again, never handed to librbd, which may not survive it.
+    sync::ImageRead result;
+    read_images(pool, {ref}, [&result](std::size_t /*index*/, sync::ImageRead read) {
+      result = std::move(read);
+    });
+    return result;
+  }
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace(ref.pool_namespace);
   ++m_cluster->read_methods.images["librbd"];
-  if (m_cluster->reader == ImageReader::direct) {
-    // The syncer's one retry of a failed read: librbd tells best what is wrong.
-    ++m_cluster->read_methods.fallbacks["retry"];
-  }
   return ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
 }
 

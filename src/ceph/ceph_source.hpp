@@ -55,7 +55,8 @@ class CephSource : public sync::InventorySource {
   void read_images(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
                    const OnRead& on_read) override;
   /// "header" (decoded by the direct reader) and "librbd" images; the direct reader's
-  /// reasons for reading an image through librbd, and "retry" for retried failures.
+  /// reasons for reading an image through librbd. The syncer's retry of a failed image
+  /// (read_image()) is counted like any read.
   sync::ReadMethods read_methods() const override;
 
  private:

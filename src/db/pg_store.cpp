@@ -1,7 +1,9 @@
 #include "db/pg_store.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +22,19 @@ namespace rbdsync::db {
 namespace {
 
 constexpr const char* k_schema_table = "rbdsync.schema_migrations";
+
+/// Fault injection for the integration tests (as Ceph's own inject options): with
+/// RBDSYNC_INJECT_FAULT=sink-exception, adding an image throws a plain std::exception,
+/// as a bug would, to prove that every run is finished anyway.
+void throw_injected_fault() {
+  static const bool inject = [] {
+    const char* fault = std::getenv("RBDSYNC_INJECT_FAULT");
+    return fault != nullptr && std::string(fault) == "sink-exception";
+  }();
+  if (inject) {
+    throw std::runtime_error("injected fault: sink-exception");
+  }
+}
 
 /// One sync's transaction. Until store(), it only turns what the sync adds into COPY
 /// lines in memory; the database transaction runs from store() to commit(), so that
@@ -42,6 +57,7 @@ class PgTransaction : public sync::SinkTransaction {
   }
 
   void add_image(const inventory::Image& image) override {
+    throw_injected_fault();
     // Every row is built before any is added: a value that cannot be stored leaves
     // nothing of the image behind.
     Row image_line = image_row(m_fsid, image);

@@ -25,6 +25,8 @@ class MemorySink : public sync::InventorySink {
   int stores = 0;
   int commits = 0;
   bool fail_on_commit = false;
+  /// Images whose values this sink cannot store, as PostgreSQL cannot a size past 2^63-1.
+  std::set<std::string> unstorable_ids;
 
   std::unique_ptr<sync::SinkTransaction> begin(const std::string& fsid,
                                                const std::string& name) override {
@@ -87,6 +89,10 @@ class MemorySink : public sync::InventorySink {
       if (std::any_of(m_seen.images.begin(), m_seen.images.end(),
                       [&](const inventory::Image& seen) { return seen.key == image.key; })) {
         throw Error(ExitCode::internal, "image " + image.key.image_id + " added twice");
+      }
+      if (m_sink.unstorable_ids.count(image.key.image_id) != 0) {
+        throw Error(ExitCode::data,
+                    "image id " + image.key.image_id + " size does not fit a bigint");
       }
       m_seen.images.push_back(image);
     }

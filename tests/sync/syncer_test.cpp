@@ -150,6 +150,31 @@ TEST_F(SyncerTest, ImageThatKeepsFailingKeepsItsRowsAndMakesThePartial) {
   EXPECT_EQ(sink.commits, 2);  // a partial sync still commits everything else
 }
 
+TEST_F(SyncerTest, ImageWithAValueTheSinkCannotStoreIsStaleNotTheRun) {
+  sync();
+  sink.unstorable_ids.insert("id-b");
+  source.images[1].size_bytes = 7;
+  const SyncReport report = sync();
+  ASSERT_TRUE(report.partial());
+  ASSERT_EQ(report.stale.size(), 1U);
+  EXPECT_EQ(report.stale[0].key.image_id, "id-b");
+  EXPECT_EQ(report.stale[0].name, "b");
+  EXPECT_EQ(report.stale[0].error, "image id id-b size does not fit a bigint");
+  EXPECT_EQ(report.images, 2U);
+  EXPECT_EQ(report.counts.images.removed, 0U);
+  EXPECT_EQ(sink.stale_marks.back(), std::set<std::string>{"id-b"});
+  EXPECT_EQ(sink.commits, 2);
+}
+
+TEST_F(SyncerTest, ImagesOfAnyBytesAreNamedInOneLineOfDisplayText) {
+  source.add_image(1, "id-x", std::string("caf\xe9\nnew\\line", 13));
+  source.fail_on_read.insert("id-x");
+  const SyncReport report = sync();
+  ASSERT_EQ(report.stale.size(), 1U);
+  EXPECT_EQ(report.stale[0].name, std::string("caf\xe9\nnew\\line", 13));
+  EXPECT_EQ(report.stale[0].path, "rbd/caf\\xe9\\x0anew\\\\line");
+}
+
 TEST_F(SyncerTest, NamespacesAndTrashAreStoredAndRemovedWithThePool) {
   source.namespaces.push_back({2, "tenant"});
   source.trash.push_back({2, "", "id-t", "old", "user", 1, 2});

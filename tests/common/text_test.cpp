@@ -1,0 +1,71 @@
+#include "common/text.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace rbdsync {
+namespace {
+
+/// Undoes display_text() of text that was escaped: the documented reverse.
+std::string unescape(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && text[i + 1] == '\\') {
+      out += '\\';
+      ++i;
+    } else if (text[i] == '\\' && text[i + 1] == 'x') {
+      out += static_cast<char>(std::stoi(text.substr(i + 2, 2), nullptr, 16));
+      i += 3;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+TEST(Text, ValidUtf8IsLeftExactlyAsItIs) {
+  for (const std::string name : {"", "rbd", "caf\xc3\xa9", "back\\slash", "tab\there", "\\N", "\\.",
+                                 "\xf0\x9f\x92\xbe", "\xe2\x82\xac"}) {
+    EXPECT_TRUE(is_plain_text(name)) << name;
+    EXPECT_EQ(display_text(name), name);
+  }
+}
+
+TEST(Text, Latin1BytesAreEscapedAndBackslashesDoubled) {
+  const std::string latin1("caf\xe9 a\\b", 8);
+  EXPECT_FALSE(is_plain_text(latin1));
+  EXPECT_EQ(display_text(latin1), "caf\\xe9 a\\\\b");
+  EXPECT_EQ(unescape(display_text(latin1)), latin1);
+}
+
+TEST(Text, NulAndEveryInvalidSequenceAreEscaped) {
+  const std::string nul("a\0b", 3);
+  EXPECT_FALSE(is_plain_text(nul));
+  EXPECT_EQ(display_text(nul), "a\\x00b");
+  // Overlong "/", a UTF-16 surrogate, above U+10FFFF, a truncated sequence, a lone
+  // continuation byte: all invalid, each byte escaped on its own.
+  EXPECT_EQ(display_text("\xc0\xaf"), "\\xc0\\xaf");
+  EXPECT_EQ(display_text("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+  EXPECT_EQ(display_text("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");
+  EXPECT_EQ(display_text("\xe2\x82"), "\\xe2\\x82");
+  EXPECT_EQ(display_text("\x80z\xc3\xa9"), "\\x80z\xc3\xa9");
+  for (const std::string& bytes : {std::string("\xc0\xaf"), std::string("x\xff\\\xfe", 4), nul}) {
+    EXPECT_EQ(unescape(display_text(bytes)), bytes);
+  }
+}
+
+TEST(Text, OneLineMessagesEscapeControlsToo) {
+  EXPECT_EQ(display_text("a\nb\tc", Controls::escape), "a\\x0ab\\x09c");
+  EXPECT_EQ(display_text("plain", Controls::escape), "plain");
+  EXPECT_EQ(display_text("a\\b\n", Controls::escape), "a\\\\b\\x0a");
+  EXPECT_EQ(display_text("a\nb", Controls::keep), "a\nb");
+}
+
+TEST(Text, HexBytesAreTwoLowercaseDigitsAByte) {
+  EXPECT_EQ(hex_bytes(std::string("\x00\xe9Z", 3)), "00e95a");
+  EXPECT_EQ(hex_bytes(""), "");
+}
+
+}  // namespace
+}  // namespace rbdsync

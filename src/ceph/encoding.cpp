@@ -51,11 +51,11 @@ Decoder Decoder::envelope(std::uint8_t max_compat, std::uint8_t* version) {
     fail_unsupported();
   }
   if (!take(length)) {
-    return Decoder(std::string_view(), m_state);
+    return {std::string_view(), m_state};
   }
   const std::size_t body_at = m_at;
   m_at += length;
-  return Decoder(m_bytes.substr(body_at, length), m_state);
+  return {m_bytes.substr(body_at, length), m_state};
 }
 
 std::optional<std::uint64_t> checked_add(std::uint64_t a, std::uint64_t b) {

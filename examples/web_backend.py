@@ -2,58 +2,81 @@
 """How a web backend wires its "Sync now" button to rbd-sync (see docs/web-backend.md).
 
     web_backend.py press [--times N] -- RBD_SYNC_ARGS...   press the button (N times, quickly)
-    web_backend.py watch PID --db CONNINFO [--result FILE]  follow that run's row to its end
+    web_backend.py watch RUN_ID --db CONNINFO               follow that run's row to its end
 
-`press` starts `rbd-sync run --trigger web --json ...` detached and answers at once:
-"started pid N" while it runs, or "already running: ..." when the guard was busy (exit
-75, which rbd-sync reports within milliseconds). `watch` polls the run's row in
-rbdsync.runs, as the page's progress bar would, and prints each change.
+`press` runs `rbd-sync run --detach --trigger web --json ...`, which answers from the
+guard itself: exit 0 once the run holds both guards ("started run ID pid N"; the sync
+goes on in the background, in its own session, so a restart of the web server does not
+stop it), 75 when a sync is already running (naming it), or another documented exit
+code with a message and a hint. Nothing is guessed from timing. `watch` polls the run's
+row in rbdsync.runs, as the page's progress bar would, and prints each change.
 Passwords come from PGPASSFILE/.pgpass, never from the command line.
 """
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 import psycopg2
 
 RBD_SYNC = os.environ.get("RBD_SYNC", "rbd-sync")
-ALREADY_RUNNING = 75
-# A busy guard answers in milliseconds; waiting this long lets the button say so at
-# once, and a sync that is still going after it has really started.
-BUSY_ANSWER_SECONDS = 0.5
+
+# rbd-sync's exit codes (README "Exit codes"), as the page would word them. A detached
+# run answers before it syncs, so 3 (partial) and 130/143 (interrupted) come only from
+# the run's row, never from a press.
+PRESS_ANSWERS = {
+    0: "started",
+    64: "rbd-sync was called wrongly (a bug in this backend)",
+    65: "Ceph returned data rbd-sync cannot store",
+    69: "Ceph or PostgreSQL is unreachable",
+    70: "rbd-sync hit an internal error",
+    73: "the lock file cannot be opened (deployment: group rbd-sync, tmpfiles.d)",
+    75: "already running",
+    77: "Ceph or PostgreSQL refused rbd-sync's credentials",
+    78: "rbd-sync is not configured (ceph.conf, keyring, database or schema)",
+}
 
 
-def press(rbd_sync_args):
-    """Starts a sync; returns ("started", pid) or ("already_running", message) or
-    ("failed", message) or ("finished", result)."""
-    output = tempfile.NamedTemporaryFile(prefix="rbd-sync-", suffix=".json", delete=False)
-    child = subprocess.Popen(
-        [RBD_SYNC, "run", "--trigger", "web", "--json", *rbd_sync_args],
-        stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.DEVNULL,
-        start_new_session=True)  # detached: the request does not wait for the sync
+def press(rbd_sync_args, rbd_sync=RBD_SYNC, timeout_seconds=120):
+    """Presses "Sync now" once. Returns (state, result): state is "started",
+    "already_running" or "failed"; result is rbd-sync's JSON answer (always with
+    "status", "exit_code", "message" and "hint")."""
+    answer = subprocess.run(
+        [rbd_sync, "run", "--detach", "--trigger", "web", "--json", *rbd_sync_args],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_seconds,
+        check=False)
     try:
-        code = child.wait(timeout=BUSY_ANSWER_SECONDS)
-    except subprocess.TimeoutExpired:
-        # The result object lands in output.name when the run ends; `watch` reads it.
-        return "started", f"{child.pid} result {output.name}"
-    with open(output.name, encoding="utf-8") as result_file:
-        result = json.load(result_file)
-    os.unlink(output.name)
-    if code == ALREADY_RUNNING:
-        return "already_running", result["message"]
+        result = json.loads(answer.stdout)
+    except ValueError:
+        # Not rbd-sync's answer at all (e.g. the binary is missing): say what we know.
+        result = {"status": "failed", "exit_code": answer.returncode,
+                  "message": answer.stderr.strip() or "no answer from rbd-sync",
+                  "hint": f"check that {rbd_sync} is installed and runs"}
+    code = answer.returncode
+    result.setdefault("message", PRESS_ANSWERS.get(code, f"exit code {code}"))
+    result.setdefault("hint", "")
     if code == 0:
-        return "finished", result
-    return "failed", f'{result["message"]} ({result["hint"]})'
+        return "started", result
+    if code == 75:
+        return "already_running", result
+    return "failed", result
 
 
-def watch(pid, conninfo, result_path=None, timeout_seconds=300):
-    """Follows the run of process `pid` on this host until it ends; returns its status.
-    With `result_path`, then prints and removes the run's --json result."""
+def describe(state, result):
+    """One line for the page."""
+    if state == "started":
+        return f'started run {result["run_id"]} pid {result["pid"]}'
+    if state == "already_running":
+        return result["message"]  # "already running: pid ... (run ID, lock file ...)"
+    wording = PRESS_ANSWERS.get(result["exit_code"], "rbd-sync failed")
+    hint = f' (hint: {result["hint"]})' if result["hint"] else ""
+    return f'failed: {wording}: {result["message"]}{hint}'
+
+
+def watch(run_id, conninfo, timeout_seconds=300):
+    """Follows run `run_id` until it ends; returns its final status."""
     connection = psycopg2.connect(conninfo)
     connection.autocommit = True
     last = None
@@ -61,22 +84,17 @@ def watch(pid, conninfo, result_path=None, timeout_seconds=300):
     while time.monotonic() < deadline:
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT run_id, status, phase, done, total FROM rbdsync.runs "
-                "WHERE pid = %s AND host = %s ORDER BY started_at DESC LIMIT 1",
-                (pid, socket.gethostname()))
+                "SELECT status, phase, done, total, exit_code, error FROM rbdsync.runs "
+                "WHERE run_id = %s", (run_id,))
             row = cursor.fetchone()
         if row and row != last:
-            run_id, status, phase, done, total = row
-            print(f"run {run_id}: {status} {phase} {done}/{total}", flush=True)
+            status, phase, done, total, exit_code, error = row
+            line = f"run {run_id}: {status} {phase} {done}/{total}"
+            if status != "running":
+                line += f" exit {exit_code}" + (f": {error}" if error else "")
+            print(line, flush=True)
             last = row
             if status != "running":
-                if result_path:
-                    # The row ends a moment before the process writes its result.
-                    while time.monotonic() < deadline and os.path.getsize(result_path) == 0:
-                        time.sleep(0.1)
-                    with open(result_path, encoding="utf-8") as result_file:
-                        print(result_file.read().strip(), flush=True)
-                    os.unlink(result_path)
                 return status
         time.sleep(0.2)
     return "timeout"
@@ -84,29 +102,26 @@ def watch(pid, conninfo, result_path=None, timeout_seconds=300):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rbd-sync", default=RBD_SYNC, help="the rbd-sync binary")
     commands = parser.add_subparsers(dest="command", required=True)
     press_parser = commands.add_parser("press")
     press_parser.add_argument("--times", type=int, default=1)
     press_parser.add_argument("rbd_sync_args", nargs=argparse.REMAINDER)
     watch_parser = commands.add_parser("watch")
-    watch_parser.add_argument("pid", type=int)
+    watch_parser.add_argument("run_id")
     watch_parser.add_argument("--db", required=True)
-    watch_parser.add_argument("--result")
     args = parser.parse_args()
 
     if args.command == "press":
         rbd_sync_args = [a for a in args.rbd_sync_args if a != "--"]
+        failed = False
         for _ in range(args.times):
-            state, detail = press(rbd_sync_args)
-            if state == "started":
-                print(f"started pid {detail}", flush=True)
-            elif state == "already_running":
-                print(detail, flush=True)  # "already running: pid ... on ..., trigger ..."
-            else:
-                print(f"{state}: {detail}", flush=True)
-        return 0
+            state, result = press(rbd_sync_args, args.rbd_sync)
+            print(describe(state, result), flush=True)
+            failed = failed or state == "failed"
+        return 1 if failed else 0
     # "partial" committed too (exit 3): some images kept their previous rows.
-    return 0 if watch(args.pid, args.db, args.result) in ("succeeded", "partial") else 1
+    return 0 if watch(args.run_id, args.db) in ("succeeded", "partial") else 1
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // rbd-sync: parse the command line, run one command, map the outcome to an exit code.
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include <spdlog/sinks/basic_file_sink.h>
@@ -8,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
+#include "app/detach.hpp"
 #include "app/output.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
@@ -52,12 +54,21 @@ rbdsync::cli::OutputFormat requested_format(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using rbdsync::ExitCode;
-  // Before any other thread exists (librados starts many), so all inherit the mask.
-  rbdsync::interrupts::install();
   auto format = requested_format(argc, argv);
   try {
     const rbdsync::cli::Config config = rbdsync::cli::parse(argc, argv);
     format = config.format;
+    // --detach forks here, before any thread exists: the child is the run, the parent
+    // only waits for its answer.
+    std::optional<rbdsync::app::DetachedRun> detached;
+    if (config.command == rbdsync::cli::Command::run && config.detach) {
+      detached.emplace();
+      if (const auto parent_exit = rbdsync::app::DetachedRun::start(config, *detached)) {
+        return *parent_exit;
+      }
+    }
+    // Before any other thread exists (librados starts many), so all inherit the mask.
+    rbdsync::interrupts::install();
     configure_logging(config);
     switch (config.command) {
       case rbdsync::cli::Command::help:
@@ -67,7 +78,11 @@ int main(int argc, char** argv) {
         std::cout << "rbd-sync " << rbdsync::k_version << std::endl;
         return 0;
       case rbdsync::cli::Command::run:
-        return rbdsync::to_int(rbdsync::app::run_sync(config));
+        return rbdsync::to_int(rbdsync::app::run_sync(config, [&detached](const std::string& id) {
+          if (detached) {
+            detached->report_started(id);
+          }
+        }));
       case rbdsync::cli::Command::migrate:
         return rbdsync::to_int(rbdsync::app::run_migrate(config));
       case rbdsync::cli::Command::status:

@@ -4,29 +4,26 @@
     console.py [--listen 127.0.0.1:8080] --db CONNINFO [--rbd-sync PATH] -- RUN_ARGS...
 
 --db is the console's own read-only role (examples/console/readonly-role.sql). RUN_ARGS
-go to `rbd-sync run --trigger web --json`; their --db names rbd-sync's writer role.
+go to `rbd-sync run --detach --trigger web --json`; their --db names rbd-sync's writer role.
 Passwords come from PGPASSFILE/.pgpass or a service file, never from the command line.
 Prints "console: http://HOST:PORT/" once it listens (--listen with port 0 picks one).
 
 Standard library http.server plus Debian's python3-psycopg2, one page:
   GET  /                  the page (inventory table, last run, button, progress bar)
   GET  /inventory         the table and the last-run line, as an HTML fragment
-  POST /sync              starts a sync detached; answers within half a second
-  GET  /progress?pid=N    the run row of a sync this console started (or ?run_id=U)
+  POST /sync              starts a detached sync; answers from the guard: started (run
+                          id and pid), already running (the holder) or failed
+  GET  /progress?run_id=U the run's row: status, phase, done/total, how it ended
 docs/web-backend.md explains the calls; examples/web_backend.py is the bare version.
 """
 import argparse
 import datetime
 import html
 import json
-import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -34,13 +31,6 @@ import psycopg2
 import psycopg2.extras
 
 ALREADY_RUNNING = 75
-# A busy guard answers in milliseconds; waiting this long tells "already running" apart
-# from "started" (the documented figure in docs/web-backend.md).
-BUSY_ANSWER_SECONDS = 0.5
-# A run row counts as this console's child only if it started after the spawn; the
-# margin covers a database server whose clock is a little behind ours, and keeps an old
-# row of a recycled pid from being taken for the new run.
-CLOCK_MARGIN = datetime.timedelta(seconds=30)
 
 
 # ---------------------------------------------------------------- database (read-only)
@@ -73,10 +63,7 @@ INVENTORY_SQL = {
     "last_run": "SELECT to_jsonb(r) FROM rbdsync.runs r ORDER BY r.started_at DESC LIMIT 1",
 }
 
-# The run a pid of this host started (after `since`), or a run by id.
-RUN_BY_PID_SQL = ("SELECT to_jsonb(r) FROM rbdsync.runs r "
-                  "WHERE pid = %s AND host = %s AND started_at >= %s "
-                  "ORDER BY started_at DESC LIMIT 1")
+# A run, by its id.
 RUN_BY_ID_SQL = "SELECT to_jsonb(r) FROM rbdsync.runs r WHERE run_id = %s"
 
 
@@ -87,60 +74,26 @@ def read_inventory(conninfo):
 # ---------------------------------------------------------------- rbd-sync children
 
 class Syncs:
-    """Starts `rbd-sync run --trigger web --json` detached and remembers its children
-    until they end, so they are reaped and the page can learn how each one ended."""
+    """The button: `rbd-sync run --detach --trigger web --json`, which answers from the
+    guard itself: "started" once the run holds both guards (it goes on in its own
+    session, so reloading this console does not stop it), "already running" naming the
+    holder, or a failure with a message and a hint. Nothing is guessed from timing."""
 
     def __init__(self, rbd_sync, run_args):
-        self.command = [rbd_sync, "run", "--trigger", "web", "--json", *run_args]
-        self.lock = threading.Lock()
-        self.started = {}   # pid -> wall-clock spawn time
-        self.results = {}   # pid -> (exit code, --json object) once it ended
+        self.command = [rbd_sync, "run", "--detach", "--trigger", "web", "--json", *run_args]
 
     def press(self):
-        """The button: returns the answer object POST /sync sends to the page."""
-        output = tempfile.NamedTemporaryFile(prefix="rbd-sync-", suffix=".json", delete=False)
-        spawned_at = datetime.datetime.now(datetime.timezone.utc)
-        with output:
-            child = subprocess.Popen(
-                self.command, stdin=subprocess.DEVNULL, stdout=output,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True)  # detached: outlives the request (and a reload)
+        """The answer object POST /sync sends to the page."""
+        answer = subprocess.run(self.command, stdin=subprocess.DEVNULL, capture_output=True,
+                                text=True, timeout=120, check=False)
         try:
-            code = child.wait(timeout=BUSY_ANSWER_SECONDS)
-        except subprocess.TimeoutExpired:
-            with self.lock:
-                self.started[child.pid] = spawned_at
-                self.results.pop(child.pid, None)  # an earlier child's, with a recycled pid
-            threading.Thread(target=self._reap, args=(child, output.name), daemon=True).start()
-            return {"state": "started", "pid": child.pid}
-        return answer_for(code, read_result(output.name))
-
-    def _reap(self, child, output_path):
-        code = child.wait()
-        result = read_result(output_path)
-        with self.lock:
-            self.results[child.pid] = (code, result)
-
-    def spawned_at(self, pid):
-        with self.lock:
-            return self.started.get(pid)
-
-    def result(self, pid):
-        with self.lock:
-            return self.results.get(pid)
-
-
-def read_result(path):
-    """The child's one --json object; the file is removed."""
-    try:
-        with open(path, encoding="utf-8") as result_file:
-            text = result_file.read()
-    finally:
-        os.unlink(path)
-    try:
-        return json.loads(text)
-    except ValueError:  # killed before it could print
-        return {"status": "failed", "message": "rbd-sync printed no result", "hint": ""}
+            result = json.loads(answer.stdout)
+        except ValueError:
+            result = {"status": "failed", "message": answer.stderr.strip()
+                      or "rbd-sync printed no result", "hint": ""}
+        if answer.returncode == 0:
+            return {"state": "started", "pid": result["pid"], "run_id": result["run_id"]}
+        return answer_for(answer.returncode, result)
 
 
 def answer_for(code, result):
@@ -148,8 +101,6 @@ def answer_for(code, result):
     if code == ALREADY_RUNNING:
         return {"state": "already_running", "message": busy_message(result),
                 "holder": result.get("holder")}
-    if code == 0:
-        return {"state": "finished", "message": finished_message(result)}
     return {"state": "failed",
             "message": f'{result.get("message", "rbd-sync failed")} ({result.get("hint", "")})'}
 
@@ -170,9 +121,12 @@ def busy_message(result):
     return text
 
 
-def finished_message(result):
-    return (f'sync {result["status"]}: {result["images"]} images, {result["added"]} added, '
-            f'{result["changed"]} changed, {result["removed"]} removed')
+def finished_message(row):
+    """How a run ended, from its row in rbdsync.runs."""
+    if row["status"] in ("succeeded", "partial"):
+        return (f'sync {row["status"]}: {row["images"]} images, {row["added"]} added, '
+                f'{row["changed"]} changed, {row["removed"]} removed')
+    return f'sync {row["status"]}' + (f': {row["error"]}' if row.get("error") else "")
 
 
 # ---------------------------------------------------------------- formatting
@@ -183,9 +137,7 @@ def local_time(value):
     if value is None:
         return "—"
     if isinstance(value, str):
-        # rbd-sync writes +0000, PostgreSQL's JSON +00:00; fromisoformat wants the latter.
-        if len(value) > 5 and value[-5] in "+-" and value[-3] != ":":
-            value = value[:-2] + ":" + value[-2:]
+        # RFC 3339 with a +00:00 offset, from rbd-sync and PostgreSQL's JSON alike.
         value = datetime.datetime.fromisoformat(value)
     value = value.astimezone()
     if value.date() == datetime.date.today():
@@ -275,30 +227,15 @@ def inventory_html(conninfo):
     return "\n".join(parts)
 
 
-def progress(conninfo, syncs, pid=None, run_id=None):
-    """What the progress bar shows: status, phase, done and total from the run's row.
-    For a child of this console, its process decides when the run is over (its row ends a
-    moment before it prints the result), and one that ended without a row (it failed
-    before starting a run) or left it 'running' (killed) is reported from its exit."""
-    spawned_at = syncs.spawned_at(pid) if pid is not None else None
-    if pid is not None:
-        since = (spawned_at - CLOCK_MARGIN) if spawned_at else datetime.datetime.min
-        rows = query(conninfo, RUN_BY_PID_SQL, (pid, socket.gethostname(), since))
-    else:
-        rows = query(conninfo, RUN_BY_ID_SQL, (run_id,))
+def progress(conninfo, run_id):
+    """What the progress bar shows: status, phase, done and total from the run's row,
+    and how it ended once it has. A detached run's row exists before it says "started"."""
+    rows = query(conninfo, RUN_BY_ID_SQL, (run_id,))
     row = rows[0] if rows else {"status": "starting"}
     answer = {key: row.get(key) for key in ("run_id", "status", "phase", "done", "total",
                                              "trigger", "error")}
-    if spawned_at is None:
-        return answer
-    ended = syncs.result(pid)
-    if ended is None:
-        if answer["status"] != "starting":
-            answer["status"] = "running"
-        return answer
-    code, result = ended
-    answer["status"] = result.get("status", "failed")
-    answer["message"] = answer_for(code, result)["message"]
+    if row["status"] not in ("starting", "running"):
+        answer["message"] = finished_message(row)
     return answer
 
 
@@ -323,7 +260,7 @@ PAGE = """<!DOCTYPE html>
 "use strict";
 const button = document.getElementById("sync-now");
 const notice = document.getElementById("notice");
-let following = null;  // the run whose row feeds the progress bar: "pid=N" or "run_id=U"
+let following = null;  // the run whose row feeds the progress bar: "run_id=U"
 
 function say(text, state) { notice.textContent = text; notice.className = state; }
 
@@ -368,10 +305,9 @@ button.addEventListener("click", async () => {
     const answer = await (await fetch("sync", {method: "POST"})).json();
     if (answer.state === "started") {
       say(`sync started (pid ${answer.pid})`, "started");
-      follow(`pid=${answer.pid}`);
+      follow(`run_id=${answer.run_id}`);
     } else {
       say(answer.message, answer.state);
-      if (answer.state === "finished") { await refreshInventory(); }
       // Somebody else's run (cron's, another tab's): follow its row too.
       const holder = answer.holder;
       if (answer.state === "already_running" && holder && holder.run_id && !following) {
@@ -407,12 +343,9 @@ class Handler(BaseHTTPRequestHandler):
         elif url.path == "/progress":
             params = urllib.parse.parse_qs(url.query)
             try:
-                if "pid" in params:
-                    answer = progress(app.db, app.syncs, pid=int(params["pid"][0]))
-                else:
-                    answer = progress(app.db, app.syncs, run_id=params["run_id"][0])
+                answer = progress(app.db, params["run_id"][0])
             except (KeyError, ValueError):
-                return self.reply(400, "application/json", '{"error": "pid or run_id"}')
+                return self.reply(400, "application/json", '{"error": "run_id"}')
             except psycopg2.Error as error:
                 answer = {"status": "running", "phase": f"(cannot read the run: {error})"}
             self.reply(200, "application/json", json.dumps(answer))

@@ -119,7 +119,8 @@ void record_metrics(const cli::Config& config, const db::RunRow& row) {
 
 }  // namespace
 
-ExitCode run_sync(const cli::Config& config) {
+ExitCode run_sync(const cli::Config& config,
+                  const std::function<void(const std::string& run_id)>& on_guarded) {
   const auto start = std::chrono::steady_clock::now();
   // The lock file comes first: a busy guard must answer at once, without touching
   // Ceph or PostgreSQL.
@@ -207,6 +208,9 @@ ExitCode run_sync(const cli::Config& config) {
     row.phase = "listing";
     history->start(row);
     row_recorded = true;
+    if (on_guarded) {
+      on_guarded(row.run_id);
+    }
 
     ProgressFanOut progress;
     progress.add(&keeper);

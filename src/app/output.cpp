@@ -16,9 +16,11 @@ void print_json(const nlohmann::json& object) {
   std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
 }
 
+/// RFC 3339 in UTC, with the offset written as +00:00 (not +0000, which RFC 3339,
+/// JavaScript's Date and Python's fromisoformat before 3.11 refuse).
 std::string iso_time(std::int64_t unix_seconds) {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S%z}",
-                     fmt::localtime(static_cast<std::time_t>(unix_seconds)));
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}+00:00",
+                     fmt::gmtime(static_cast<std::time_t>(unix_seconds)));
 }
 
 std::string age(std::int64_t seconds) {
@@ -86,8 +88,19 @@ std::string describe_holder(const BusyHolder& holder, std::time_t now) {
 void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
                        const cli::Config& config) {
   if (config.format == cli::OutputFormat::json) {
+    // message and hint in every result object, so that a caller never has to guess.
+    const std::string message =
+        report.partial() ? fmt::format(
+                               "synced, but {} image(s) could not be read; their previous rows "
+                               "were kept, marked stale",
+                               report.stale.size())
+                         : fmt::format("synced {} images", report.images);
+    const std::string hint =
+        report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
     print_json({{"status", report.partial() ? "partial" : "succeeded"},
                 {"exit_code", to_int(report.partial() ? ExitCode::partial : ExitCode::ok)},
+                {"message", message},
+                {"hint", hint},
                 {"run_id", run_id},
                 {"trigger", config.trigger},
                 {"fsid", report.fsid},
@@ -114,6 +127,29 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
   }
 }
 
+void print_started(const std::string& run_id, int pid, const std::string& log_path,
+                   const cli::Config& config) {
+  const std::time_t now = std::time(nullptr);
+  if (config.format == cli::OutputFormat::json) {
+    print_json({{"status", "started"},
+                {"exit_code", to_int(ExitCode::ok)},
+                {"run_id", run_id},
+                {"pid", pid},
+                {"trigger", config.trigger},
+                {"started_at", iso_time(now)},
+                {"lock_file", config.lock_file},
+                {"log_file", log_path},
+                {"message", fmt::format("started run {} (pid {})", run_id, pid)},
+                {"hint", "follow it in rbdsync.runs or with 'rbd-sync status'"}});
+    return;
+  }
+  if (!config.quiet) {
+    std::cout << fmt::format("started run {} pid {} trigger {} log {}", run_id, pid, config.trigger,
+                             log_path)
+              << std::endl;
+  }
+}
+
 void print_already_running(const BusyHolder& holder, const cli::Config& config) {
   const std::time_t now = std::time(nullptr);
   const std::string message = "already running: " + describe_holder(holder, now);
@@ -121,6 +157,9 @@ void print_already_running(const BusyHolder& holder, const cli::Config& config) 
     nlohmann::json object = {{"status", "already_running"},
                              {"exit_code", to_int(ExitCode::already_running)},
                              {"message", message},
+                             {"hint",
+                              "another sync is running; try again once it ends, or "
+                              "queue with --wait SECONDS"},
                              {"guard", holder.guard},
                              {"holder", nullptr}};
     if (holder.run) {

@@ -35,7 +35,10 @@ cxxopts::Options make_options() {
                      "(default 0: exit 75 at once)",
        cxxopts::value<int>()->default_value("0"))
       (flag::k_trigger, "who started this run: cron | web | manual",
-       cxxopts::value<std::string>()->default_value("manual"));
+       cxxopts::value<std::string>()->default_value("manual"))
+      (flag::k_detach, "run: return once this run holds both guards ('started', exit 0) or "
+                       "found one busy (exit 75); the sync goes on in the background, "
+                       "logging to --log-file (default: detached.log beside the lock file)");
   options.add_options("Ceph")
       (flag::k_ceph_conf, "ceph.conf path (default: $CEPH_CONF, /etc/ceph/ceph.conf)",
        cxxopts::value<std::string>())
@@ -155,6 +158,14 @@ Config parse(int argc, const char* const argv[]) {
       throw Error(ExitCode::usage,
                   "--wait must be 0 to 86400 seconds, not " + std::to_string(config.wait_seconds),
                   k_usage_hint);
+    }
+    config.detach = result.count(flag::k_detach) != 0;
+    if (config.detach && config.command != Command::run) {
+      throw Error(ExitCode::usage, "--detach applies to 'run' only", k_usage_hint);
+    }
+    if (config.detach && config.wait_seconds > 0) {
+      throw Error(ExitCode::usage, "--detach and --wait exclude each other",
+                  "a detached run answers at once; drop --wait (the button retries, not waits)");
     }
     config.trigger = result[flag::k_trigger].as<std::string>();
     if (config.trigger != "cron" && config.trigger != "web" && config.trigger != "manual") {

@@ -12,6 +12,7 @@ inline constexpr const char* k_db = "db";
 inline constexpr const char* k_lock_file = "lock-file";
 inline constexpr const char* k_wait = "wait";
 inline constexpr const char* k_trigger = "trigger";
+inline constexpr const char* k_detach = "detach";
 inline constexpr const char* k_ceph_conf = "ceph-conf";
 inline constexpr const char* k_id = "id";
 inline constexpr const char* k_name = "name";
@@ -49,8 +50,10 @@ struct Config {
   Command command = Command::help;
   std::string db = k_default_db;
   std::string lock_file = k_default_lock_file;
-  int wait_seconds = 0;                      ///< 0: do not wait for a busy guard
-  std::string trigger = "manual";            ///< cron | web | manual
+  int wait_seconds = 0;            ///< 0: do not wait for a busy guard
+  std::string trigger = "manual";  ///< cron | web | manual
+  /// run: answer once both guards are taken (or one is busy) and go on in the background
+  bool detach = false;
   std::string ceph_conf;                     ///< empty: librados' own search
   std::string ceph_client = "client.admin";  ///< as `rbd`: --id admin
   std::string keyring;                       ///< empty: from ceph.conf

@@ -42,6 +42,14 @@ TEST(CliOptions, IdBecomesTheClientNameAsInTheRbdCli) {
   EXPECT_EQ(parse_args({"run", "-n", "client.y"}).ceph_client, "client.y");
 }
 
+TEST(CliOptions, DetachIsARunOptionAndExcludesWaiting) {
+  EXPECT_TRUE(parse_args({"run", "--detach"}).detach);
+  EXPECT_FALSE(parse_args({"run"}).detach);
+  EXPECT_EQ(failure_of({"migrate", "--detach"}), ExitCode::usage);
+  EXPECT_EQ(failure_of({"status", "--detach"}), ExitCode::usage);
+  EXPECT_EQ(failure_of({"run", "--detach", "--wait", "10"}), ExitCode::usage);
+}
+
 TEST(CliOptions, IdAndNameTogetherAreRejected) {
   EXPECT_EQ(failure_of({"run", "--id", "a", "--name", "client.b"}), ExitCode::usage);
 }

@@ -1,5 +1,6 @@
 // What the web backend and ops rely on: the run row and its progress, the --json
 // objects, the Prometheus textfile, and the example web-backend call.
+#include <signal.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -150,48 +151,160 @@ TEST_F(OpsTest, MetricsFileIsValidPrometheusTextAndKeepsTheLastSuccess) {
   EXPECT_TRUE(has("rbd_sync_last_run_changes{kind=added} 0")) << parsed.out;
 }
 
-TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy) {
-  ceph.create_images(pool, "img", k_images, 8ULL << 20);
-  std::vector<std::string> press{
-      k_python, std::string(RBDSYNC_SOURCE_DIR) + "/examples/web_backend.py",
-      "press",  "--times",
-      "2",      "--"};
-  for (const auto& arg : run_args({"--pool", pool})) {
+/// `examples/web_backend.py press --times N -- <run args>` against the test services.
+std::vector<std::string> press_command(const std::vector<std::string>& run_args, int times) {
+  std::vector<std::string> press{k_python,
+                                 std::string(RBDSYNC_SOURCE_DIR) + "/examples/web_backend.py",
+                                 "--rbd-sync",
+                                 RBDSYNC_BINARY,
+                                 "press",
+                                 "--times",
+                                 std::to_string(times),
+                                 "--"};
+  for (const auto& arg : run_args) {
     if (arg != "run") {
       press.push_back(arg);
     }
   }
-  // The direct reader syncs these images in well under the 0.5 s the backend waits
-  // before it says "started" (it then reports the finished run instead), so a session
-  // of the test's own holds the first run in its write phase, as a long report query
-  // on the console could, until both presses have answered.
-  auto blocker_connection = db.connect();
-  auto blocker = std::make_unique<pqxx::work>(*blocker_connection);
-  blocker->exec("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE");
-  const RunResult pressed = run_program(press, 60, {}, {std::string("RBD_SYNC=") + RBDSYNC_BINARY});
-  blocker.reset();
-  ASSERT_EQ(pressed.exit_code, 0) << pressed.err;
-  std::istringstream lines(pressed.out);
-  std::string first;
-  std::string second;
-  std::getline(lines, first);
-  std::getline(lines, second);
-  ASSERT_EQ(first.rfind("started pid ", 0), 0U) << pressed.out;
-  const auto result_at = first.find(" result ");
-  ASSERT_NE(result_at, std::string::npos) << first;
-  const std::string pid = first.substr(12, result_at - 12);
-  const std::string result_file = first.substr(result_at + 8);
-  EXPECT_EQ(second.rfind("already running: pid " + pid + " on ", 0), 0U) << pressed.out;
-  EXPECT_NE(second.find("trigger web"), std::string::npos) << second;
+  return press;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+/// Holds every sync's write phase behind a table lock, as a long report query on the
+/// console could, until release(): a started run is then still running, whatever the
+/// speed of the reader. No sleep: the run waits on the lock itself.
+class WriteBlocker {
+ public:
+  explicit WriteBlocker(const TestDatabase& db) : m_connection(db.connect()) {
+    m_work = std::make_unique<pqxx::work>(*m_connection);
+    m_work->exec("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE");
+  }
+  void release() { m_work.reset(); }
+
+ private:
+  std::unique_ptr<pqxx::connection> m_connection;
+  std::unique_ptr<pqxx::work> m_work;
+};
+
+/// Waits until run `run_id` has ended and returns its final status ("" after 120 s).
+std::string wait_for_end(const TestDatabase& db, const std::string& run_id) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto rows = db.rows("SELECT status FROM rbdsync.runs WHERE run_id = '" + run_id + "'");
+    if (!rows.empty() && rows[0] != "running") {
+      return rows[0];
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return "";
+}
+
+TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy) {
+  ceph.create_images(pool, "img", 20, 8ULL << 20);
+  WriteBlocker blocker(db);
+  const RunResult pressed = run_program(press_command(run_args({"--pool", pool}), 2), 60);
+  blocker.release();
+  ASSERT_EQ(pressed.exit_code, 0) << pressed.out << pressed.err;
+  const auto lines = lines_of(pressed.out);
+  ASSERT_EQ(lines.size(), 2U) << pressed.out;
+  // "started run <id> pid <pid>": only once the run holds both guards, never a guess.
+  std::istringstream first(lines[0]);
+  std::string started, run_word, run_id, pid_word, pid;
+  first >> started >> run_word >> run_id >> pid_word >> pid;
+  ASSERT_EQ(started + " " + run_word + " " + pid_word, "started run pid") << lines[0];
+  EXPECT_EQ(lines[1].rfind("already running: pid " + pid + " on ", 0), 0U) << pressed.out;
+  EXPECT_NE(lines[1].find("trigger web"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("(run " + run_id + ", "), std::string::npos) << lines[1];
 
   const RunResult watched =
       run_program({k_python, std::string(RBDSYNC_SOURCE_DIR) + "/examples/web_backend.py", "watch",
-                   pid, "--db", db.conninfo(), "--result", result_file},
+                   run_id, "--db", db.conninfo()},
                   120);
   EXPECT_EQ(watched.exit_code, 0) << watched.out << watched.err;
-  EXPECT_NE(watched.out.find("succeeded done"), std::string::npos) << watched.out;
-  EXPECT_NE(watched.out.find("\"status\":\"succeeded\""), std::string::npos) << watched.out;
-  EXPECT_NE(::access(result_file.c_str(), F_OK), 0) << "watch removes the result file";
+  EXPECT_NE(watched.out.find("succeeded done 20/20 exit 0"), std::string::npos) << watched.out;
+  // The detached run's result went to its log beside the lock file.
+  std::ifstream log(dir.file("detached.log"));
+  std::stringstream text;
+  text << log.rdbuf();
+  EXPECT_NE(text.str().find("\"status\":\"succeeded\""), std::string::npos) << text.str();
+}
+
+TEST_F(OpsTest, TwentyPressesStartExactlyOneRunAndEveryOtherNamesIt) {
+  ceph.create_images(pool, "img", 20, 8ULL << 20);
+  WriteBlocker blocker(db);
+  const RunResult pressed = run_program(press_command(run_args({"--pool", pool}), 20), 120);
+  const auto lines = lines_of(pressed.out);
+  blocker.release();
+  ASSERT_EQ(pressed.exit_code, 0) << pressed.out << pressed.err;
+  ASSERT_EQ(lines.size(), 20U) << pressed.out;
+  std::istringstream first(lines[0]);
+  std::string started, run_word, run_id;
+  first >> started >> run_word >> run_id;
+  ASSERT_EQ(started + " " + run_word, "started run") << lines[0];
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].rfind("already running: ", 0), 0U) << "press " << i + 1 << ": " << lines[i];
+    EXPECT_NE(lines[i].find("(run " + run_id + ", "), std::string::npos)
+        << "press " << i + 1 << ": " << lines[i];
+  }
+  EXPECT_EQ(wait_for_end(db, run_id), "succeeded");
+  EXPECT_EQ(
+      db.rows("SELECT count(*), count(*) FILTER (WHERE status = 'running') FROM rbdsync.runs"),
+      std::vector<std::string>{"1|0"});
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.images"), std::vector<std::string>{"20"});
+}
+
+TEST_F(OpsTest, DetachedRunOutlivesTheWebServerKilledWithItsProcessGroup) {
+  ceph.create_images(pool, "img", 20, 8ULL << 20);
+  WriteBlocker blocker(db);
+  // A "web server": leads its own session and process group, presses the button, then
+  // is restarted the hard way: SIGTERM, then SIGKILL, to its whole process group.
+  std::vector<std::string> server{
+      k_python, "-c",
+      "import os, signal, subprocess, sys\n"
+      "os.setsid()\n"
+      "answer = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+      "print(answer.returncode, answer.stdout.strip(), flush=True)\n"
+      "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+      "os.killpg(0, signal.SIGTERM)\n"
+      "os.killpg(0, signal.SIGKILL)\n",
+      RBDSYNC_BINARY};
+  for (const auto& arg : run_args({"--pool", pool, "--detach", "--json", "--trigger", "web"})) {
+    server.push_back(arg);
+  }
+  const RunResult restarted = run_program(server, 60);
+  EXPECT_EQ(restarted.exit_code, 128 + SIGKILL) << restarted.out << restarted.err;
+  const auto space = restarted.out.find(' ');
+  ASSERT_NE(space, std::string::npos) << restarted.out;
+  ASSERT_EQ(restarted.out.substr(0, space), "0") << restarted.out;
+  const nlohmann::json answer = nlohmann::json::parse(restarted.out.substr(space + 1));
+  ASSERT_EQ(answer.at("status"), "started") << answer;
+  const std::string run_id = answer.at("run_id");
+  // The run survived the restart: still running, holding the guard.
+  EXPECT_EQ(::kill(answer.at("pid").get<pid_t>(), 0), 0) << "the detached run was killed";
+  EXPECT_EQ(lock_status(lock_file).at("running"), true);
+  blocker.release();
+  EXPECT_EQ(wait_for_end(db, run_id), "succeeded");
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.images"), std::vector<std::string>{"20"});
+}
+
+TEST_F(OpsTest, DetachedRunThatCannotStartAnswersWithItsOwnExitCodeAndMessage) {
+  const RunResult result = run_rbd_sync({"run", "--detach", "--json", "--db",
+                                         "host=127.0.0.1 port=1 dbname=none connect_timeout=2",
+                                         "--lock-file", lock_file});
+  EXPECT_EQ(result.exit_code, 69) << result.out << result.err;
+  const nlohmann::json answer = nlohmann::json::parse(result.out);
+  EXPECT_EQ(answer.at("status"), "failed");
+  EXPECT_FALSE(answer.at("message").get<std::string>().empty());
+  EXPECT_FALSE(answer.at("hint").get<std::string>().empty());
+  EXPECT_EQ(lock_status(lock_file).at("running"), false);
 }
 
 }  // namespace

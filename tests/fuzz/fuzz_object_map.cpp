@@ -1,0 +1,56 @@
+// libFuzzer harness: decode_object_map() on one or two object maps, then
+// fast_diff_used_bytes() between them and object_count(), as the direct reader calls
+// them.
+//
+// Input framing: u8 order selector (order 12 + n % 15, the orders decode_header()
+// accepts), u8 mode (bit 0: there is a `from` map), u64 size, u64 from size, u64 stripe
+// unit, u64 stripe count (all little-endian); with bit 0, a u32 length and that many
+// bytes of the `from` map; the rest is the `end` map.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ceph/header_decoder.hpp"
+#include "fuzz_input.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using rbdsync::fuzz::keep;
+  rbdsync::fuzz::FuzzInput in(data, size);
+  const int order = 12 + in.number<std::uint8_t>() % 15;
+  const auto mode = in.number<std::uint8_t>();
+  const auto size_bytes = in.number<std::uint64_t>();
+  const auto from_size_bytes = in.number<std::uint64_t>();
+  auto stripe_unit = in.number<std::uint64_t>();
+  const auto stripe_count = in.number<std::uint64_t>();
+  std::optional<std::string> from_bytes;
+  if ((mode & 1) != 0) {
+    from_bytes = in.bytes(in.number<std::uint32_t>());
+  }
+  const std::string end_bytes = in.rest();
+
+  const std::uint64_t object_size = std::uint64_t{1} << order;
+  // decode_header() stores the object size for a header without a stripe unit.
+  if (stripe_unit == 0) {
+    stripe_unit = object_size;
+  }
+  keep(rbdsync::ceph::object_count(size_bytes, object_size, stripe_unit, stripe_count));
+
+  const auto end = rbdsync::ceph::decode_object_map(end_bytes);
+  std::optional<std::vector<std::uint8_t>> from;
+  if (from_bytes) {
+    from = rbdsync::ceph::decode_object_map(*from_bytes);
+  }
+  if (!end || (from_bytes && !from)) {
+    return 0;
+  }
+  keep(end->size() + (from ? from->size() : 0));
+  const auto used = rbdsync::ceph::fast_diff_used_bytes(from ? &*from : nullptr, from_size_bytes,
+                                                        *end, size_bytes, object_size);
+  if (used) {
+    keep(*used);
+  }
+  return 0;
+}

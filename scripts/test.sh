@@ -2,10 +2,13 @@
 # The whole test suite, from a fresh Debian 12 machine (as root):
 #   installs what is missing, builds twice (normal, and ASan/UBSan), starts a throwaway
 #   Ceph cluster and PostgreSQL server on 127.0.0.1, runs every CTest test in both
-#   builds against them, stops the services, and exits non-zero on any failure.
+#   builds against them, fuzzes the decoders for about two minutes (a third build,
+#   build-fuzz/: clang and libFuzzer, label `fuzz`), stops the services, and exits
+#   non-zero on any failure.
 #
 # Knobs: RBDSYNC_TEST_CEPH_PORT (default 46789), RBDSYNC_TEST_PG_PORT (default 55432),
-#        RBDSYNC_TEST_SKIP_ASAN=1 (only the normal build; for quick local loops).
+#        RBDSYNC_TEST_SKIP_ASAN=1 (only the normal build; for quick local loops),
+#        RBDSYNC_TEST_SKIP_FUZZ=1 (no fuzz build and no fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -25,6 +28,11 @@ if [[ ${RBDSYNC_TEST_SKIP_ASAN:-0} != 1 ]]; then
     say "building build-asan/ (Debug, ASan + UBSan)"
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRBDSYNC_SANITIZE=ON >/dev/null
     cmake --build build-asan -j "$jobs"
+fi
+if [[ ${RBDSYNC_TEST_SKIP_FUZZ:-0} != 1 ]]; then
+    say "building build-fuzz/ (clang, libFuzzer + ASan + UBSan, decoders only)"
+    CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRBDSYNC_FUZZ=ON >/dev/null
+    cmake --build build-fuzz -j "$jobs"
 fi
 build_seconds=$(elapsed "$t_start")
 
@@ -65,6 +73,12 @@ if [[ ${RBDSYNC_TEST_SKIP_ASAN:-0} != 1 ]]; then
     LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --test-dir build-asan --output-on-failure --timeout 600 -LE "lint|package|browser" || failed=1
+fi
+if [[ ${RBDSYNC_TEST_SKIP_FUZZ:-0} != 1 ]]; then
+    # Each harness fuzzes for a fixed time from tests/fuzz/corpus/; a finding fails its
+    # test, which names the reproducer under build-fuzz/tests/fuzz/work/.
+    say "fuzzing the decoders in build-fuzz/"
+    ctest --test-dir build-fuzz --output-on-failure -L fuzz || failed=1
 fi
 tests_seconds=$(elapsed "$t_tests")
 

@@ -89,21 +89,6 @@ class FaultTest : public IntegrationTest {
   std::string before;
 };
 
-/// A session of the test's own that holds a lock the sync's writes wait for, the way a
-/// long report query on the console could.
-class BlockingSession {
- public:
-  explicit BlockingSession(const TestDatabase& db) : m_connection(db.connect()) {
-    m_work = std::make_unique<pqxx::work>(*m_connection);
-    m_work->exec("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE");
-  }
-  void release() { m_work.reset(); }
-
- private:
-  std::unique_ptr<pqxx::connection> m_connection;
-  std::unique_ptr<pqxx::work> m_work;
-};
-
 /// Waits until a statement of the sync is blocked on a lock, i.e. mid-write.
 void wait_until_write_blocked(const TestDatabase& db) {
   for (int attempt = 0; attempt < 1500; ++attempt) {

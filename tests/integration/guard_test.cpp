@@ -51,9 +51,7 @@ TEST_F(GuardTest, FiftyRunsAtOnceGiveExactlyOneSyncAndFortyNineNamingItsPid) {
   // processes take seconds to start on two cores, and the direct reader finishes a
   // sync of this pool sooner, so a late starter would otherwise find the guard free
   // again and make a second, legitimate, sync.
-  auto blocker_connection = db.connect();
-  auto blocker = std::make_unique<pqxx::work>(*blocker_connection);
-  blocker->exec("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE");
+  BlockingSession blocker(db);
   std::vector<std::future<RunResult>> runs;
   for (int i = 0; i < k_runs; ++i) {
     runs.push_back(std::async(std::launch::async, [this] { return sync({"--pool", pool}); }));
@@ -68,7 +66,7 @@ TEST_F(GuardTest, FiftyRunsAtOnceGiveExactlyOneSyncAndFortyNineNamingItsPid) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  blocker.reset();  // rolls back: the winner's write goes on
+  blocker.release();  // rolls back: the winner's write goes on
   std::vector<RunResult> results;
   for (auto& run : runs) {
     results.push_back(run.get());

@@ -211,6 +211,22 @@ class TestDatabase {
   std::string m_conninfo;
 };
 
+/// A session of the test's own that holds a lock every sync's writes wait for (the
+/// images table, exclusively), the way a long report query on the console could, until
+/// release(): a run is held in its write phase by the lock itself, never by a sleep.
+class BlockingSession {
+ public:
+  explicit BlockingSession(const TestDatabase& db) : m_connection(db.connect()) {
+    m_work = std::make_unique<pqxx::work>(*m_connection);
+    m_work->exec("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE");
+  }
+  void release() { m_work.reset(); }
+
+ private:
+  std::unique_ptr<pqxx::connection> m_connection;
+  std::unique_ptr<pqxx::work> m_work;
+};
+
 /// Each test gets its own database, lock file and pool names.
 class IntegrationTest : public ::testing::Test {
  protected:

@@ -178,22 +178,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-/// Holds every sync's write phase behind a table lock, as a long report query on the
-/// console could, until release(): a started run is then still running, whatever the
-/// speed of the reader. No sleep: the run waits on the lock itself.
-class WriteBlocker {
- public:
-  explicit WriteBlocker(const TestDatabase& db) : m_connection(db.connect()) {
-    m_work = std::make_unique<pqxx::work>(*m_connection);
-    m_work->exec("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE");
-  }
-  void release() { m_work.reset(); }
-
- private:
-  std::unique_ptr<pqxx::connection> m_connection;
-  std::unique_ptr<pqxx::work> m_work;
-};
-
 /// Waits until run `run_id` has ended and returns its final status ("" after 120 s).
 std::string wait_for_end(const TestDatabase& db, const std::string& run_id) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -209,7 +193,7 @@ std::string wait_for_end(const TestDatabase& db, const std::string& run_id) {
 
 TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy) {
   ceph.create_images(pool, "img", 20, 8ULL << 20);
-  WriteBlocker blocker(db);
+  BlockingSession blocker(db);
   const RunResult pressed = run_program(press_command(run_args({"--pool", pool}), 2), 60);
   blocker.release();
   ASSERT_EQ(pressed.exit_code, 0) << pressed.out << pressed.err;
@@ -239,7 +223,7 @@ TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy)
 
 TEST_F(OpsTest, TwentyPressesStartExactlyOneRunAndEveryOtherNamesIt) {
   ceph.create_images(pool, "img", 20, 8ULL << 20);
-  WriteBlocker blocker(db);
+  BlockingSession blocker(db);
   const RunResult pressed = run_program(press_command(run_args({"--pool", pool}), 20), 120);
   const auto lines = lines_of(pressed.out);
   blocker.release();
@@ -263,7 +247,7 @@ TEST_F(OpsTest, TwentyPressesStartExactlyOneRunAndEveryOtherNamesIt) {
 
 TEST_F(OpsTest, DetachedRunOutlivesTheWebServerKilledWithItsProcessGroup) {
   ceph.create_images(pool, "img", 20, 8ULL << 20);
-  WriteBlocker blocker(db);
+  BlockingSession blocker(db);
   // A "web server": leads its own session and process group, presses the button, then
   // is restarted the hard way: SIGTERM, then SIGKILL, to its whole process group.
   std::vector<std::string> server{

@@ -16,6 +16,7 @@
 
 #include "common/error.hpp"
 #include "common/fd.hpp"
+#include "lock/lock_path.hpp"
 
 namespace rbdsync::lock {
 
@@ -153,15 +154,10 @@ std::optional<pid_t> flock_holder_pid(int fd) {
 
 LockState inspect_lock_file(const std::string& path) {
   LockState state;
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
+  // O_NONBLOCK inside: a FIFO planted as the lock file is refused, it cannot hang us.
+  const Fd fd = open_lock_path(path, OpenMode::inspect);
   if (!fd) {
-    if (errno == ENOENT) {
-      return state;
-    }
-    const int error_number = errno;
-    throw Error(ExitCode::cant_create,
-                "cannot open lock file '" + path + "': " + errno_text(error_number),
-                "check --lock-file and this user's permissions on it");
+    return state;
   }
   state.exists = true;
   state.holder_pid = flock_holder_pid(fd.get());

@@ -89,7 +89,8 @@ bool caller_in_group(gid_t gid) {
 
 std::string mode_text(mode_t mode) {
   char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned int>(mode & 07777));
+  static_cast<void>(
+      std::snprintf(text, sizeof text, "%04o", static_cast<unsigned int>(mode & 07777)));
   return text;
 }
 
@@ -307,7 +308,7 @@ Fd open_file(const std::string& lock_path, const Dir& dir, const std::string& na
                "check --lock-file");
       }
       if (mode == OpenMode::inspect) {
-        return Fd();
+        return {};
       }
       // O_EXCL, so that only the process that really creates the file sets its mode.
       Fd fd(::openat(dir.fd.get(), name.c_str(), access | O_CREAT | O_EXCL | k_file_flags,
@@ -389,7 +390,7 @@ Fd open_lock_path(const std::string& path, OpenMode mode, const std::string& sha
     const bool holds_lock_file = i + 2 == names.size();
     auto next = open_directory(path, dir, names[i], holds_lock_file, mode, shared_group);
     if (!next) {
-      return Fd();  // inspect: a missing directory holds no lock file
+      return {};  // inspect: a missing directory holds no lock file
     }
     dir = std::move(*next);
   }

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include "integration/harness.hpp"
 #include "lock/file_lock.hpp"
@@ -178,6 +180,40 @@ TEST_F(LockDirTest, AMemberRunsFirstThenRootAndTheMemberShareTheLockFile) {
   EXPECT_EQ(status.exit_code, 0) << status.err;
   const RunResult again = as(accounts->member, user_run(accounts->member));
   EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
+TEST_F(LockDirTest, DetachedRunsOfRootThenAMemberBothLogBesideTheLockFile) {
+  // detached.log lives in the shared directory too: root's run makes it, the member's
+  // run must be able to take it over (before, it was 0640 root's under root's umask,
+  // and the member's output was discarded).
+  const auto detached = [this](const std::string& user) {
+    std::vector<std::string> args = user == "root" ? run_args({"--pool", pool}) : user_run(user);
+    args.insert(args.end(), {"--detach", "--json"});
+    const RunResult answer = user == "root" ? run_rbd_sync(args) : as(user, args);
+    EXPECT_EQ(answer.exit_code, 0) << answer.out << answer.err;
+    const std::string run_id = nlohmann::json::parse(answer.out).at("run_id");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline &&
+           db.rows("SELECT status FROM rbdsync.runs WHERE run_id = '" + run_id + "'") ==
+               std::vector<std::string>{"running"}) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    // The row ends before the process does; the lock file says when it let go.
+    while (std::chrono::steady_clock::now() < deadline &&
+           lock_status(lock_file)["running"].get<bool>()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return run_id;
+  };
+  const mode_t old_umask = ::umask(022);
+  const std::string root_run = detached("root");
+  ::umask(old_umask);
+  const std::string member_run = detached(accounts->member);
+  std::ifstream log(lock_dir + "/detached.log");
+  const std::string text(std::istreambuf_iterator<char>(log), {});
+  EXPECT_NE(text.find("\"run_id\":\"" + member_run + "\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"status\":\"succeeded\""), std::string::npos) << text;
+  EXPECT_EQ(text.find(root_run), std::string::npos) << "emptied when the member's run started";
 }
 
 TEST_F(LockDirTest, ANonMemberGets73NamingTheGroup) {

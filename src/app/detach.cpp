@@ -12,6 +12,7 @@
 
 #include "app/output.hpp"
 #include "common/error.hpp"
+#include "lock/lock_path.hpp"
 
 namespace rbdsync::app {
 
@@ -85,6 +86,26 @@ std::string read_report(int fd) {
   }
 }
 
+/// The default log, beside the lock file: in the directory every caller shares, so it
+/// is opened as the lock file is (lock/lock_path.hpp: nothing planted there is followed,
+/// a file another member made is reused, one we own is put back to 0660) and then
+/// emptied. It is the last detached run's: this run holds the guard, so no other run on
+/// this host is writing it. -1 (after a warning) when it cannot be used.
+int open_shared_log(const std::string& path) noexcept {
+  try {
+    Fd log = lock::open_lock_path(path, lock::OpenMode::create);
+    if (::ftruncate(log.get(), 0) != 0 ||
+        ::fcntl(log.get(), F_SETFL, ::fcntl(log.get(), F_GETFL) | O_APPEND) != 0) {
+      throw Error(ExitCode::cant_create, "cannot empty " + path + ": " + errno_text(errno));
+    }
+    return log.release();
+  } catch (const std::exception& error) {
+    std::cerr << "rbd-sync: warning: no log for the detached run (" << error.what()
+              << "); its output is discarded" << std::endl;
+    return -1;
+  }
+}
+
 }  // namespace
 
 std::string DetachedRun::log_path(const cli::Config& config) {
@@ -153,14 +174,16 @@ void DetachedRun::report_started(const std::string& run_id) noexcept {
   }
   std::cout.flush();
   std::cerr.flush();
-  // The default log is the last detached run's: this run holds the guard, so no other
-  // run on this host is writing it.
-  const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
-                    (m_truncate_log ? O_TRUNC : 0);
-  int log = ::open(m_log_path.c_str(), flags, 0660);
+  int log = m_truncate_log
+                ? open_shared_log(m_log_path)
+                : ::open(m_log_path.c_str(),
+                         O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0660);
   if (log < 0) {
-    std::cerr << "rbd-sync: warning: cannot open " << m_log_path << " for the detached run's log ("
-              << errno_text(errno) << "); its output is discarded" << std::endl;
+    if (!m_truncate_log) {
+      std::cerr << "rbd-sync: warning: cannot open " << m_log_path
+                << " for the detached run's log (" << errno_text(errno)
+                << "); its output is discarded" << std::endl;
+    }
     log = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   }
   if (log >= 0) {

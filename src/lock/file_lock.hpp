@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/fd.hpp"
+#include "lock/lock_path.hpp"
 
 namespace rbdsync::lock {
 
@@ -31,11 +32,13 @@ class FileLock {
  public:
   using Clock = std::chrono::steady_clock;
 
-  /// Opens the lock file without locking it: O_RDWR | O_CREAT | O_CLOEXEC |
-  /// O_NOFOLLOW | O_NOCTTY, mode 0660 (its missing parent directory 0770), so every
-  /// user of the shared group can take it. Throws Error(ExitCode::cant_create) for a
-  /// path that cannot be opened or created, a symlink or a non-regular file.
-  explicit FileLock(std::string path);
+  /// Opens (or creates) the lock file without locking it, read-write, through
+  /// open_lock_path() (lock/lock_path.hpp): mode 0660 in a directory of mode 2770
+  /// shared by `shared_group`, so every member of the group can take it. Throws
+  /// Error(ExitCode::cant_create) for a path that cannot be opened or created, or that
+  /// open_lock_path() refuses (a symlink on the way, a directory another user owns, a
+  /// file that is not regular, ...).
+  explicit FileLock(std::string path, const std::string& shared_group = k_shared_group);
   ~FileLock() = default;
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;

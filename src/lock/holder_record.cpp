@@ -9,13 +9,17 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 #include "common/fd.hpp"
+#include "common/text.hpp"
+#include "lock/lock_path.hpp"
 
 namespace rbdsync::lock {
 
@@ -24,6 +28,17 @@ namespace {
 // One page: written with one pwrite(2) and read with one pread(2).
 constexpr std::size_t k_record_size = 4096;
 constexpr std::size_t k_max_message = 512;
+
+// What a record read back may hold. The lock file is writable by every member of its
+// group, so its record is untrusted input: it is shown only when every field is what
+// rbd-sync itself writes, and its text is made printable on one line.
+constexpr std::int64_t k_pid_limit = std::int64_t{1} << 22;  // PID_MAX_LIMIT, 64-bit Linux
+constexpr std::int64_t k_earliest_time = 946684800;          // 2000-01-01T00:00:00Z
+constexpr std::int64_t k_latest_time = 4102444800;           // 2100-01-01T00:00:00Z
+constexpr std::int64_t k_max_count = std::int64_t{1} << 40;
+constexpr std::size_t k_max_id = 64;
+constexpr std::size_t k_max_host = 255;  // a fully qualified name at most
+constexpr std::size_t k_max_word = 32;   // trigger, phase, status
 
 nlohmann::json to_json(const RunInfo& run) {
   nlohmann::json object = {
@@ -45,20 +60,102 @@ nlohmann::json to_json(const RunInfo& run) {
   return object;
 }
 
+/// `text` cut to `max_bytes` and shown as one printable line: the project's escape for
+/// invalid UTF-8 and C0 controls (common/text.hpp), and C1 controls (U+0080..U+009F,
+/// which some terminals obey as escape sequences) as their two bytes, \xc2\xHH.
+std::string printable(const std::string& text, std::size_t max_bytes) {
+  const std::string escaped =
+      display_text(std::string_view(text).substr(0, max_bytes), Controls::escape);
+  std::string out;
+  out.reserve(escaped.size());
+  for (std::size_t at = 0; at < escaped.size(); ++at) {
+    const auto next = at + 1 < escaped.size() ? static_cast<unsigned char>(escaped[at + 1]) : 0;
+    if (static_cast<unsigned char>(escaped[at]) == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      out += "\\xc2\\x";
+      out += "0123456789abcdef"[next >> 4];
+      out += "0123456789abcdef"[next & 0xf];
+      ++at;
+    } else {
+      out += escaped[at];
+    }
+  }
+  return out;
+}
+
+/// Why a record is not shown: a field that is missing, of the wrong type or out of range.
+struct Unfit {};
+
+/// The integer `key`, which must lie in [low, high]; `missing` when absent (or Unfit
+/// when there is no default). Floats are refused: casting 1e300 to an integer is
+/// undefined behaviour.
+std::int64_t integer(const nlohmann::json& object, const char* key, std::int64_t low,
+                     std::int64_t high, std::optional<std::int64_t> missing = std::nullopt) {
+  const auto found = object.find(key);
+  if (found == object.end()) {
+    if (!missing) {
+      throw Unfit{};
+    }
+    return *missing;
+  }
+  if (found->is_number_unsigned()) {
+    const auto value = found->get<std::uint64_t>();
+    if (high < 0 || value > static_cast<std::uint64_t>(high) ||
+        (low > 0 && value < static_cast<std::uint64_t>(low))) {
+      throw Unfit{};
+    }
+    return static_cast<std::int64_t>(value);
+  }
+  if (!found->is_number_integer()) {
+    throw Unfit{};
+  }
+  const auto value = found->get<std::int64_t>();
+  if (value < low || value > high) {
+    throw Unfit{};
+  }
+  return value;
+}
+
+/// The string `key`, printable and at most `max_bytes` long before escaping; `missing`
+/// when absent (or Unfit when there is no default).
+std::string text(const nlohmann::json& object, const char* key, std::size_t max_bytes,
+                 const std::optional<std::string>& missing = std::nullopt) {
+  const auto found = object.find(key);
+  if (found == object.end()) {
+    if (!missing) {
+      throw Unfit{};
+    }
+    return *missing;
+  }
+  if (!found->is_string()) {
+    throw Unfit{};
+  }
+  return printable(found->get_ref<const std::string&>(), max_bytes);
+}
+
 RunInfo from_json(const nlohmann::json& object) {
+  if (!object.is_object()) {
+    throw Unfit{};
+  }
   RunInfo run;
-  run.run_id = object.at("run_id").get<std::string>();
-  run.pid = object.at("pid").get<std::int64_t>();
-  run.host = object.at("host").get<std::string>();
-  run.trigger = object.at("trigger").get<std::string>();
-  run.started_at = object.at("started_at").get<std::int64_t>();
-  run.phase = object.value("phase", "");
-  run.done = object.value("done", std::uint64_t{0});
-  run.total = object.value("total", std::uint64_t{0});
-  run.status = object.value("status", "");
-  run.ended_at = object.value("ended_at", std::int64_t{0});
-  run.exit_code = object.value("exit_code", 0);
-  run.message = object.value("message", "");
+  run.run_id = text(object, "run_id", k_max_id);
+  run.pid = integer(object, "pid", 1, k_pid_limit - 1);
+  run.host = text(object, "host", k_max_host);
+  run.trigger = text(object, "trigger", k_max_word);
+  run.started_at = integer(object, "started_at", k_earliest_time, k_latest_time);
+  run.phase = text(object, "phase", k_max_word, "");
+  run.done = static_cast<std::uint64_t>(integer(object, "done", 0, k_max_count, 0));
+  run.total = static_cast<std::uint64_t>(integer(object, "total", 0, k_max_count, 0));
+  if (run.done > run.total) {
+    throw Unfit{};
+  }
+  run.status = text(object, "status", k_max_word, "");
+  // 0: still running, or abandoned (its end was never recorded).
+  run.ended_at = integer(object, "ended_at", 0, k_latest_time, 0);
+  if (run.ended_at != 0 && run.ended_at < k_earliest_time) {
+    throw Unfit{};
+  }
+  run.exit_code = static_cast<int>(integer(object, "exit_code", 0, 255, 0));
+  run.message = text(object, "message", k_max_message, "");
   return run;
 }
 
@@ -74,19 +171,26 @@ std::string encode_record(const HolderRecord& record) {
 
 std::optional<HolderRecord> decode_record(const std::string& text) {
   const auto object = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!object.is_object() || object.value("format", "") != "rbd-sync holder record 1") {
+  if (!object.is_object()) {
+    return std::nullopt;
+  }
+  const auto format = object.find("format");
+  if (format == object.end() || !format->is_string() ||
+      format->get_ref<const std::string&>() != "rbd-sync holder record 1") {
     return std::nullopt;
   }
   try {
     HolderRecord record;
-    if (object.contains("holder") && object["holder"].is_object()) {
-      record.holder = from_json(object["holder"]);
-    }
-    if (object.contains("last_run") && object["last_run"].is_object()) {
-      record.last_run = from_json(object["last_run"]);
+    // null: no holder (or no last run); anything else must be a whole, sane run.
+    for (const auto& [key, run] :
+         {std::pair{"holder", &record.holder}, std::pair{"last_run", &record.last_run}}) {
+      const auto found = object.find(key);
+      if (found != object.end() && !found->is_null()) {
+        *run = from_json(*found);
+      }
     }
     return record;
-  } catch (const nlohmann::json::exception&) {
+  } catch (const Unfit&) {
     return std::nullopt;
   }
 }
@@ -153,15 +257,10 @@ std::optional<pid_t> flock_holder_pid(int fd) {
 
 LockState inspect_lock_file(const std::string& path) {
   LockState state;
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
+  // O_NONBLOCK inside: a FIFO planted as the lock file is refused, it cannot hang us.
+  const Fd fd = open_lock_path(path, OpenMode::inspect);
   if (!fd) {
-    if (errno == ENOENT) {
-      return state;
-    }
-    const int error_number = errno;
-    throw Error(ExitCode::cant_create,
-                "cannot open lock file '" + path + "': " + errno_text(error_number),
-                "check --lock-file and this user's permissions on it");
+    return state;
   }
   state.exists = true;
   state.holder_pid = flock_holder_pid(fd.get());

@@ -55,8 +55,10 @@ struct LockState {
   std::optional<HolderRecord> record;
 };
 
-/// Inspects the lock file at `path` without creating or locking it. Throws
-/// Error(ExitCode::cant_create) when it exists but cannot be opened.
+/// Inspects the lock file at `path` without creating or locking it, opened read-only
+/// through open_lock_path() (lock/lock_path.hpp). Throws Error(ExitCode::cant_create)
+/// when it exists but cannot be opened or is refused (a FIFO, a symlink on the way, a
+/// directory another user owns, ...).
 LockState inspect_lock_file(const std::string& path);
 
 /// The pid that holds a flock(2) on the file open as `fd`, from /proc/locks.

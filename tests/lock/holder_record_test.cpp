@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "common/fd.hpp"
 #include "lock/file_lock.hpp"
@@ -58,6 +59,90 @@ TEST(HolderRecord, GarbageAndForeignJsonAreNotRecords) {
   EXPECT_FALSE(decode_record("4242\n"));
   EXPECT_FALSE(decode_record(R"({"pid": 4242})"));
   EXPECT_FALSE(decode_record(R"({"format": "rbd-sync holder record 1", "holder": {"pid": "x"}})"));
+}
+
+/// A record with one holder whose field `key` is the JSON text `value`.
+std::string holder_with(const std::string& key, const std::string& value) {
+  nlohmann::json holder =
+      nlohmann::json::parse(encode_record({sample_run(), std::nullopt}))["holder"];
+  holder[key] = nlohmann::json::parse(value);
+  return nlohmann::json{{"format", "rbd-sync holder record 1"}, {"holder", holder}}.dump();
+}
+
+TEST(HolderRecord, FormatThatIsNotAStringIsNotARecord) {
+  // Fuzz finding (tests/fuzz/crashes): value("format", "") threw type_error here.
+  EXPECT_FALSE(decode_record(R"({"format":1})"));
+  EXPECT_FALSE(decode_record(R"({"format":null,"holder":null})"));
+}
+
+TEST(HolderRecord, FloatWhereAnIntegerBelongsIsNotARecord) {
+  // Fuzz finding (tests/fuzz/crashes): 1e300 was cast to int64_t, undefined behaviour.
+  EXPECT_FALSE(decode_record(
+      R"({"format":"rbd-sync holder record 1","holder":{"run_id":"","pid":1e300,"host":"","trigger":"","started_at":0}})"));
+  for (const char* key : {"pid", "started_at", "done", "total", "ended_at", "exit_code"}) {
+    EXPECT_FALSE(decode_record(holder_with(key, "4.5"))) << key;
+  }
+}
+
+TEST(HolderRecord, SampleRecordPassesTheRangeChecks) {
+  EXPECT_TRUE(decode_record(holder_with("pid", "4242")));
+  EXPECT_TRUE(decode_record(holder_with("pid", "4194303")));
+}
+
+TEST(HolderRecord, PidOutsideOneTo2Pow22IsNotARecord) {
+  for (const char* pid : {"0", "-1", "4194304", "18446744073709551615", "\"4242\""}) {
+    EXPECT_FALSE(decode_record(holder_with("pid", pid))) << pid;
+  }
+}
+
+TEST(HolderRecord, MoreImagesDoneThanListedIsNotARecord) {
+  EXPECT_FALSE(decode_record(holder_with("done", "10001")));
+  EXPECT_FALSE(decode_record(holder_with("total", "-5")));
+  EXPECT_FALSE(decode_record(holder_with("total", "18446744073709551615")));
+}
+
+TEST(HolderRecord, TimesOutsideTheCenturyAreNotARecord) {
+  for (const char* when :
+       {"0", "-1", "-9223372036854775808", "4102444801", "9223372036854775807"}) {
+    EXPECT_FALSE(decode_record(holder_with("started_at", when))) << when;
+  }
+  EXPECT_FALSE(decode_record(holder_with("ended_at", "5")));
+  EXPECT_TRUE(decode_record(holder_with("ended_at", "0"))) << "an abandoned run has no end time";
+}
+
+TEST(HolderRecord, ExitCodeOutside0To255IsNotARecord) {
+  EXPECT_FALSE(decode_record(holder_with("exit_code", "256")));
+  EXPECT_FALSE(decode_record(holder_with("exit_code", "-1")));
+}
+
+TEST(HolderRecord, WrongTypesAndMissingFieldsAreNotARecord) {
+  EXPECT_FALSE(decode_record(holder_with("host", "42")));
+  EXPECT_FALSE(decode_record(holder_with("phase", "[]")));
+  EXPECT_FALSE(decode_record(R"({"format":"rbd-sync holder record 1","holder":7})"));
+  EXPECT_FALSE(decode_record(R"({"format":"rbd-sync holder record 1","holder":{"pid":4242}})"));
+}
+
+TEST(HolderRecord, ControlCharactersInTextAreEscapedToOnePrintableLine) {
+  // Any member of the lock file's group can write the record: a host name that clears
+  // the screen or a message that forges a second line must not reach a terminal.
+  const auto decoded =
+      decode_record(holder_with("host", R"("web\u001b[2J\r\nroot\u009b31m\u007f")"));
+  ASSERT_TRUE(decoded && decoded->holder);
+  const std::string& host = decoded->holder->host;
+  EXPECT_EQ(host, R"(web\x1b[2J\x0d\x0aroot\xc2\x9b31m\x7f)");
+  for (const char c : host) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(byte >= 0x20 && byte < 0x7f) << "byte " << static_cast<int>(byte);
+  }
+}
+
+TEST(HolderRecord, OverlongTextIsCut) {
+  const auto decoded = decode_record(holder_with("host", "\"" + std::string(10000, 'h') + "\""));
+  ASSERT_TRUE(decoded && decoded->holder);
+  EXPECT_EQ(decoded->holder->host.size(), 255U);
+  const auto phase = decode_record(holder_with("phase", "\"" + std::string(100, 'p') + "\""));
+  ASSERT_TRUE(phase && phase->holder);
+  EXPECT_EQ(phase->holder->phase.size(), 32U);
 }
 
 TEST(HolderRecord, AShorterRecordFullyReplacesALongerOne) {

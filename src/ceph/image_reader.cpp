@@ -266,7 +266,7 @@ class Reader {
     librbd::group_info_t group{};
     need(m_image.get_group(&group, sizeof group), "cannot read the group");
     if (group.pool != k_no_group_pool) {
-      out.group = inventory::GroupMembership{group.pool, std::move(group.name)};
+      out.group = inventory::GroupMembership{group.pool, std::move(group.name), {}};
     }
 
     // Pacific marks both ends of a live migration with the internal "migrating" feature

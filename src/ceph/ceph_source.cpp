@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <ctime>
 #include <list>
 #include <map>
 #include <optional>
@@ -17,6 +19,7 @@
 #include "ceph/direct_reader.hpp"
 #include "ceph/image_reader.hpp"
 #include "ceph/librbd_batch.hpp"
+#include "ceph/not_permitted.hpp"
 #include "ceph/pool_figures.hpp"
 #include "common/error.hpp"
 
@@ -53,6 +56,16 @@ Pool make_pool(std::int64_t id, const std::string& name) {
   return pool;
 }
 
+/// 0 when this client may read the pool `io` (its default namespace), else the negative
+/// errno of one stat of its directory. The OSD checks the caps before it looks for the
+/// object, so a pool never `rbd pool init`-ed (ENOENT) counts as readable.
+int pool_read_error(librados::IoCtx& io) {
+  std::uint64_t size = 0;
+  std::time_t mtime = 0;
+  const int r = io.stat("rbd_directory", &size, &mtime);
+  return r == -ENOENT ? 0 : std::min(r, 0);
+}
+
 std::string mirror_mode_name(rbd_mirror_mode_t mode) {
   switch (mode) {
     case RBD_MIRROR_MODE_DISABLED:
@@ -73,6 +86,7 @@ struct CephSource::Cluster {
   librados::Rados rados;
   std::map<std::int64_t, librados::IoCtx> pools;
   librbd::RBD rbd;
+  std::string client_name;
   bool exact_usage = false;
   ImageReader reader = ImageReader::librbd;
   sync::ReadMethods read_methods;
@@ -93,6 +107,7 @@ struct CephSource::Cluster {
 CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cluster>()) {
   m_cluster->exact_usage = config.exact_usage;
   m_cluster->reader = config.reader;
+  m_cluster->client_name = config.client_name;
   librados::Rados& rados = m_cluster->rados;
   check(rados.init2(config.client_name.c_str(), k_cluster_name, 0),
         "invalid Ceph client name '" + config.client_name + "'",
@@ -157,8 +172,9 @@ std::string CephSource::cluster_name() {
   return name;
 }
 
-std::vector<Pool> CephSource::list_pools(const std::vector<std::string>& names) {
-  std::vector<Pool> pools;
+sync::PoolSelection CephSource::list_pools(const std::vector<std::string>& names) {
+  sync::PoolSelection selection;
+  std::vector<Pool>& pools = selection.pools;
   if (!names.empty()) {
     for (const std::string& name : names) {
       const std::int64_t id = m_cluster->rados.pool_lookup(name.c_str());
@@ -188,8 +204,9 @@ std::vector<Pool> CephSource::list_pools(const std::vector<std::string>& names) 
   pools.erase(std::unique(pools.begin(), pools.end(),
                           [](const Pool& a, const Pool& b) { return a.id == b.id; }),
               pools.end());
+  keep_readable(names.empty(), selection);
   if (pools.empty()) {
-    return pools;
+    return selection;
   }
 
   apply_osd_dump(
@@ -208,7 +225,45 @@ std::vector<Pool> CephSource::list_pools(const std::vector<std::string>& names) 
     }
     pool.mirror_mode = mirror_mode_name(mode);
   }
-  return pools;
+  return selection;
+}
+
+void CephSource::keep_readable(bool every_pool, sync::PoolSelection& selection) {
+  std::vector<Pool> readable;
+  for (Pool& pool : selection.pools) {
+    librados::IoCtx& io = m_cluster->pool_context(pool);
+    io.set_namespace("");
+    const int r = pool_read_error(io);
+    if (r == 0) {
+      readable.push_back(std::move(pool));
+      continue;
+    }
+    if (!is_permission_errno(-r)) {
+      check(r, "cannot read pool '" + pool.name + "'");
+    }
+    if (!every_pool) {
+      throw Error(ExitCode::no_permission,
+                  "Ceph client '" + m_cluster->client_name + "' may not read pool '" + pool.name +
+                      "': " + errno_text(-r),
+                  "add osd 'profile rbd-read-only pool=" + pool.name +
+                      "' to its caps (ceph auth caps sets them all: repeat the ones it has), or "
+                      "leave the pool out of --pool");
+    }
+    spdlog::debug("pool '{}': this client may not read it: {}", pool.name, errno_text(-r));
+    selection.unreadable.push_back(sync::UnreadablePool{pool.id, pool.name, errno_text(-r)});
+  }
+  selection.pools = std::move(readable);
+  if (selection.pools.empty() && !selection.unreadable.empty()) {
+    std::string all;
+    for (const sync::UnreadablePool& pool : selection.unreadable) {
+      all += (all.empty() ? "'" : ", '") + pool.name + "'";
+    }
+    throw Error(ExitCode::no_permission,
+                "Ceph client '" + m_cluster->client_name + "' may read none of the rbd pools (" +
+                    all + "): " + selection.unreadable.front().error,
+                "give it osd 'profile rbd-read-only' (every pool) or 'profile rbd-read-only "
+                "pool=NAME' for each pool it should sync (README: Least-privilege clients)");
+  }
 }
 
 sync::PoolListing CephSource::list_pool(const Pool& pool) {

@@ -35,7 +35,7 @@ ceph::CephConfig config(ceph::ImageReader reader) {
 std::map<inventory::ImageKey, inventory::Image> read_all(ceph::CephSource& source,
                                                          const std::vector<std::string>& pools) {
   std::map<inventory::ImageKey, inventory::Image> images;
-  for (const inventory::Pool& pool : source.list_pools(pools)) {
+  for (const inventory::Pool& pool : source.list_pools(pools).pools) {
     const sync::PoolListing listing = source.list_pool(pool);
     source.read_images(pool, listing.images, [&](std::size_t index, sync::ImageRead read) {
       EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read)
@@ -285,7 +285,7 @@ TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
   std::size_t counted = 0;
   const auto time = [&](const std::string& what, ceph::ImageReader reader, bool serial) {
     ceph::CephSource source(config(reader));
-    const auto pools = source.list_pools({pool});
+    const auto pools = source.list_pools({pool}).pools;
     const sync::PoolListing listing = source.list_pool(pools.at(0));
     const auto start = std::chrono::steady_clock::now();
     std::size_t read = 0;

@@ -204,7 +204,7 @@ class HeaderBuilder {
     if (key == "snap_seq" || starts_with(key, k_metadata_prefix)) {
       return std::nullopt;  // not in the inventory: the snapshot context, other metadata
     }
-    if (key == "group") {
+    if (key == "rbd_group_ref") {  // RBD_GROUP_REF
       return fall_back("group member");
     }
     if (key == "migration") {

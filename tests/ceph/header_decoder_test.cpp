@@ -77,7 +77,7 @@ TEST(HeaderDecoder, ConfigOverridesComeFromConfMetadata) {
 
 TEST(HeaderDecoder, GroupsMigrationsAndUnknownKeysFallBack) {
   for (const auto& [key, reason] :
-       std::map<std::string, std::string>{{"group", "group member"},
+       std::map<std::string, std::string>{{"rbd_group_ref", "group member"},
                                           {"migration", "migration"},
                                           {"mystery", "unknown header key 'mystery'"}}) {
     auto omap = captured_header();

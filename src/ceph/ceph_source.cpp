@@ -66,6 +66,9 @@ int pool_read_error(librados::IoCtx& io) {
   return r == -ENOENT ? 0 : std::min(r, 0);
 }
 
+/// The fallback reason of images the librbd reader decodes from their headers.
+constexpr const char* k_librbd_not_permitted = "librbd not permitted to open it";
+
 std::string mirror_mode_name(rbd_mirror_mode_t mode) {
   switch (mode) {
     case RBD_MIRROR_MODE_DISABLED:
@@ -101,6 +104,30 @@ struct CephSource::Cluster {
     librados::IoCtx io;
     check(rados.ioctx_create2(pool.id, io), "cannot open pool '" + pool.name + "'");
     return pools.emplace(pool.id, std::move(io)).first->second;
+  }
+
+  CloneLinks& links() {
+    if (!clone_links) {
+      clone_links.emplace(rados);
+    }
+    return *clone_links;
+  }
+
+  /// Reads `refs`, which librbd was not permitted to open (their parent's pool is not
+  /// readable to this client), the direct reader's way, without handing any to librbd
+  /// again; counted as header reads.
+  void decode_refused(librados::IoCtx& io, const Pool& pool, const std::vector<ImageRef>& refs,
+                      const sync::InventorySource::OnRead& on_read) {
+    FallbackCounts none;
+    read_images_direct(rados, rbd, io, pool, refs, exact_usage, on_read, none, &links(),
+                       LibrbdFallback::refused);
+    read_methods.images["librbd"] -= refs.size();
+    read_methods.images["header"] += refs.size();
+    read_methods.fallbacks[k_librbd_not_permitted] += refs.size();
+    spdlog::info(
+        "pool '{}': {} images decoded from their headers: librbd was not permitted to "
+        "open them",
+        pool.name, refs.size());
   }
 };
 
@@ -320,23 +347,38 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace(ref.pool_namespace);
   ++m_cluster->read_methods.images["librbd"];
-  return ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
+  if (auto read = ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage)) {
+    return std::move(*read);
+  }
+  sync::ImageRead result;
+  m_cluster->decode_refused(
+      io, pool, {ref},
+      [&result](std::size_t /*index*/, sync::ImageRead read) { result = std::move(read); });
+  return result;
 }
 
 void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs,
                              const OnRead& on_read) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   if (m_cluster->reader == ImageReader::librbd) {
-    read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
+    const std::vector<std::size_t> refused =
+        read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
     m_cluster->read_methods.images["librbd"] += refs.size();
+    if (!refused.empty()) {
+      std::vector<ImageRef> decoded;
+      decoded.reserve(refused.size());
+      for (const std::size_t index : refused) {
+        decoded.push_back(refs[index]);
+      }
+      m_cluster->decode_refused(io, pool, decoded, [&](std::size_t at, sync::ImageRead read) {
+        on_read(refused[at], std::move(read));
+      });
+    }
     return;
   }
   FallbackCounts fallbacks;
-  if (!m_cluster->clone_links) {
-    m_cluster->clone_links.emplace(m_cluster->rados);
-  }
   read_images_direct(m_cluster->rados, m_cluster->rbd, io, pool, refs, m_cluster->exact_usage,
-                     on_read, fallbacks, &*m_cluster->clone_links);
+                     on_read, fallbacks, &m_cluster->links());
   std::size_t through_librbd = 0;
   std::string reasons;
   for (const auto& [reason, count] : fallbacks) {

@@ -51,15 +51,18 @@ class CephSource : public sync::InventorySource {
   sync::PoolSelection list_pools(const std::vector<std::string>& names) override;
   sync::PoolListing list_pool(const inventory::Pool& pool) override;
   /// Never throws for a failure of this one image (see sync::ImageRead); throws Error
-  /// for EACCES, EPERM, ETIMEDOUT, ENOTCONN, ECONNREFUSED and ESHUTDOWN.
+  /// for EACCES, EPERM, ETIMEDOUT, ENOTCONN, ECONNREFUSED and ESHUTDOWN, except the
+  /// EPERM of what lives in another pool (ceph/not_permitted.hpp): stored as unknown.
+  /// An image librbd may not open (its parent's pool is not readable) is decoded from
+  /// its header, with either reader.
   sync::ImageRead read_image(const inventory::Pool& pool, const inventory::ImageRef& ref) override;
   /// Many reads in flight: 32 librbd opens, or 64 header reads with the direct reader.
   /// Throws as read_image() does, after the reads in flight have finished.
   void read_images(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
                    const OnRead& on_read) override;
   /// "header" (decoded by the direct reader) and "librbd" images; the direct reader's
-  /// reasons for reading an image through librbd. The syncer's retry of a failed image
-  /// (read_image()) is counted like any read.
+  /// reasons for reading an image through librbd, and the librbd reader's for decoding
+  /// one. The syncer's retry of a failed image (read_image()) is counted like any read.
   sync::ReadMethods read_methods() const override;
 
  private:

@@ -433,6 +433,20 @@ std::optional<std::string> decode_trash_name(const std::string& bytes) {
   return name;
 }
 
+std::optional<GroupSpec> decode_group_spec(const std::string& bytes) {
+  // GroupSpec: ENCODE_START(1, 1) { s64 pool id, string group id }; a later version may
+  // add fields after these, which the envelope lets us skip.
+  Decoder outer(bytes);
+  Decoder in = outer.envelope(1);
+  GroupSpec spec;
+  spec.pool_id = in.number<std::int64_t>();
+  spec.group_id = in.text();
+  if (!in.ok() || !outer.at_end()) {
+    return std::nullopt;
+  }
+  return spec;
+}
+
 std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image_id,
                                   std::uint64_t snap_id) {
   // cls_rbd's parent_key(): pool id, image id, snapshot id, as encode() writes them.

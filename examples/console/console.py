@@ -156,11 +156,13 @@ def size(value):
 
 
 def parent_of(image):
-    if not image.get("parent_image_name"):
+    if not image.get("parent_image_id"):
         return "—"
     pool = image.get("parent_pool_name") or image.get("parent_pool_id")
     namespace = image.get("parent_namespace")
-    path = f"{pool}/{namespace + '/' if namespace else ''}{image['parent_image_name']}"
+    # A client that may not read the parent's pool stores its ids, not its names.
+    name = image.get("parent_image_name") or f"id {image['parent_image_id']}"
+    path = f"{pool}/{namespace + '/' if namespace else ''}{name}"
     return f"{path}@{image.get('parent_snap_name') or image.get('parent_snap_id')}"
 
 

@@ -86,6 +86,10 @@ void fill_counts(db::RunRow& row, const sync::SyncReport& report) {
   row.counts_json = sync::counts_json(report.counts).dump(-1, ' ', false, k_replace);
   row.stale_images_json =
       report.partial() ? sync::stale_json(report.stale).dump(-1, ' ', false, k_replace) : "";
+  row.unreadable_pools_json =
+      report.unreadable_pools.empty()
+          ? ""
+          : sync::unreadable_pools_json(report.unreadable_pools).dump(-1, ' ', false, k_replace);
   row.done = row.images + row.skipped + row.stale;
   row.total = row.done;
 }

@@ -111,6 +111,8 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
                 {"removed", report.counts.images.removed},
                 {"skipped", report.skipped},
                 {"stale", sync::stale_json(report.stale)},
+                {"unreadable_pools", sync::unreadable_pools_json(report.unreadable_pools)},
+                {"unknown", sync::unknown_json(report.unknown)},
                 {"counts", sync::counts_json(report.counts)},
                 {"read", sync::read_json(report.read)},
                 {"seconds", report.seconds}});

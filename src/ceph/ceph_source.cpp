@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <ctime>
 #include <list>
 #include <map>
 #include <optional>
@@ -17,6 +19,7 @@
 #include "ceph/direct_reader.hpp"
 #include "ceph/image_reader.hpp"
 #include "ceph/librbd_batch.hpp"
+#include "ceph/not_permitted.hpp"
 #include "ceph/pool_figures.hpp"
 #include "common/error.hpp"
 
@@ -53,6 +56,19 @@ Pool make_pool(std::int64_t id, const std::string& name) {
   return pool;
 }
 
+/// 0 when this client may read the pool `io` (its default namespace), else the negative
+/// errno of one stat of its directory. The OSD checks the caps before it looks for the
+/// object, so a pool never `rbd pool init`-ed (ENOENT) counts as readable.
+int pool_read_error(librados::IoCtx& io) {
+  std::uint64_t size = 0;
+  std::time_t mtime = 0;
+  const int r = io.stat("rbd_directory", &size, &mtime);
+  return r == -ENOENT ? 0 : std::min(r, 0);
+}
+
+/// The fallback reason of images the librbd reader decodes from their headers.
+constexpr const char* k_librbd_not_permitted = "librbd not permitted to open it";
+
 std::string mirror_mode_name(rbd_mirror_mode_t mode) {
   switch (mode) {
     case RBD_MIRROR_MODE_DISABLED:
@@ -73,6 +89,7 @@ struct CephSource::Cluster {
   librados::Rados rados;
   std::map<std::int64_t, librados::IoCtx> pools;
   librbd::RBD rbd;
+  std::string client_name;
   bool exact_usage = false;
   ImageReader reader = ImageReader::librbd;
   sync::ReadMethods read_methods;
@@ -88,11 +105,36 @@ struct CephSource::Cluster {
     check(rados.ioctx_create2(pool.id, io), "cannot open pool '" + pool.name + "'");
     return pools.emplace(pool.id, std::move(io)).first->second;
   }
+
+  CloneLinks& links() {
+    if (!clone_links) {
+      clone_links.emplace(rados);
+    }
+    return *clone_links;
+  }
+
+  /// Reads `refs`, which librbd was not permitted to open (their parent's pool is not
+  /// readable to this client), the direct reader's way, without handing any to librbd
+  /// again; counted as header reads.
+  void decode_refused(librados::IoCtx& io, const Pool& pool, const std::vector<ImageRef>& refs,
+                      const sync::InventorySource::OnRead& on_read) {
+    FallbackCounts none;
+    read_images_direct(rados, rbd, io, pool, refs, exact_usage, on_read, none, &links(),
+                       LibrbdFallback::refused);
+    read_methods.images["librbd"] -= refs.size();
+    read_methods.images["header"] += refs.size();
+    read_methods.fallbacks[k_librbd_not_permitted] += refs.size();
+    spdlog::info(
+        "pool '{}': {} images decoded from their headers: librbd was not permitted to "
+        "open them",
+        pool.name, refs.size());
+  }
 };
 
 CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cluster>()) {
   m_cluster->exact_usage = config.exact_usage;
   m_cluster->reader = config.reader;
+  m_cluster->client_name = config.client_name;
   librados::Rados& rados = m_cluster->rados;
   check(rados.init2(config.client_name.c_str(), k_cluster_name, 0),
         "invalid Ceph client name '" + config.client_name + "'",
@@ -157,8 +199,9 @@ std::string CephSource::cluster_name() {
   return name;
 }
 
-std::vector<Pool> CephSource::list_pools(const std::vector<std::string>& names) {
-  std::vector<Pool> pools;
+sync::PoolSelection CephSource::list_pools(const std::vector<std::string>& names) {
+  sync::PoolSelection selection;
+  std::vector<Pool>& pools = selection.pools;
   if (!names.empty()) {
     for (const std::string& name : names) {
       const std::int64_t id = m_cluster->rados.pool_lookup(name.c_str());
@@ -188,8 +231,9 @@ std::vector<Pool> CephSource::list_pools(const std::vector<std::string>& names) 
   pools.erase(std::unique(pools.begin(), pools.end(),
                           [](const Pool& a, const Pool& b) { return a.id == b.id; }),
               pools.end());
+  keep_readable(names.empty(), selection);
   if (pools.empty()) {
-    return pools;
+    return selection;
   }
 
   apply_osd_dump(
@@ -208,7 +252,45 @@ std::vector<Pool> CephSource::list_pools(const std::vector<std::string>& names) 
     }
     pool.mirror_mode = mirror_mode_name(mode);
   }
-  return pools;
+  return selection;
+}
+
+void CephSource::keep_readable(bool every_pool, sync::PoolSelection& selection) {
+  std::vector<Pool> readable;
+  for (Pool& pool : selection.pools) {
+    librados::IoCtx& io = m_cluster->pool_context(pool);
+    io.set_namespace("");
+    const int r = pool_read_error(io);
+    if (r == 0) {
+      readable.push_back(std::move(pool));
+      continue;
+    }
+    if (!is_permission_errno(-r)) {
+      check(r, "cannot read pool '" + pool.name + "'");
+    }
+    if (!every_pool) {
+      throw Error(ExitCode::no_permission,
+                  "Ceph client '" + m_cluster->client_name + "' may not read pool '" + pool.name +
+                      "': " + errno_text(-r),
+                  "add osd 'profile rbd-read-only pool=" + pool.name +
+                      "' to its caps (ceph auth caps sets them all: repeat the ones it has), or "
+                      "leave the pool out of --pool");
+    }
+    spdlog::debug("pool '{}': this client may not read it: {}", pool.name, errno_text(-r));
+    selection.unreadable.push_back(sync::UnreadablePool{pool.id, pool.name, errno_text(-r)});
+  }
+  selection.pools = std::move(readable);
+  if (selection.pools.empty() && !selection.unreadable.empty()) {
+    std::string all;
+    for (const sync::UnreadablePool& pool : selection.unreadable) {
+      all += (all.empty() ? "'" : ", '") + pool.name + "'";
+    }
+    throw Error(ExitCode::no_permission,
+                "Ceph client '" + m_cluster->client_name + "' may read none of the rbd pools (" +
+                    all + "): " + selection.unreadable.front().error,
+                "give it osd 'profile rbd-read-only' (every pool) or 'profile rbd-read-only "
+                "pool=NAME' for each pool it should sync (README: Least-privilege clients)");
+  }
 }
 
 sync::PoolListing CephSource::list_pool(const Pool& pool) {
@@ -265,23 +347,38 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace(ref.pool_namespace);
   ++m_cluster->read_methods.images["librbd"];
-  return ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
+  if (auto read = ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage)) {
+    return std::move(*read);
+  }
+  sync::ImageRead result;
+  m_cluster->decode_refused(
+      io, pool, {ref},
+      [&result](std::size_t /*index*/, sync::ImageRead read) { result = std::move(read); });
+  return result;
 }
 
 void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs,
                              const OnRead& on_read) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   if (m_cluster->reader == ImageReader::librbd) {
-    read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
+    const std::vector<std::size_t> refused =
+        read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
     m_cluster->read_methods.images["librbd"] += refs.size();
+    if (!refused.empty()) {
+      std::vector<ImageRef> decoded;
+      decoded.reserve(refused.size());
+      for (const std::size_t index : refused) {
+        decoded.push_back(refs[index]);
+      }
+      m_cluster->decode_refused(io, pool, decoded, [&](std::size_t at, sync::ImageRead read) {
+        on_read(refused[at], std::move(read));
+      });
+    }
     return;
   }
   FallbackCounts fallbacks;
-  if (!m_cluster->clone_links) {
-    m_cluster->clone_links.emplace(m_cluster->rados);
-  }
   read_images_direct(m_cluster->rados, m_cluster->rbd, io, pool, refs, m_cluster->exact_usage,
-                     on_read, fallbacks, &*m_cluster->clone_links);
+                     on_read, fallbacks, &m_cluster->links());
   std::size_t through_librbd = 0;
   std::string reasons;
   for (const auto& [reason, count] : fallbacks) {

@@ -43,23 +43,33 @@ class CephSource : public sync::InventorySource {
   /// The `cluster` setting of the client's configuration.
   std::string cluster_name() override;
   /// Figures from one `osd dump` and one `df detail` mon command for all pools, and
-  /// each pool's mirror mode. A failing mon command throws Error (unavailable or
-  /// no_permission); an answer that is not the expected JSON, Error(ExitCode::data).
-  std::vector<inventory::Pool> list_pools(const std::vector<std::string>& names) override;
+  /// each pool's mirror mode. Whether this client may read a pool is asked with one stat
+  /// of its directory (see sync::InventorySource::list_pools for what follows). A failing
+  /// mon command throws Error (unavailable or no_permission: a client allowed to list
+  /// pools at all holds `mon r`, which both commands need); an answer that is not the
+  /// expected JSON, Error(ExitCode::data).
+  sync::PoolSelection list_pools(const std::vector<std::string>& names) override;
   sync::PoolListing list_pool(const inventory::Pool& pool) override;
   /// Never throws for a failure of this one image (see sync::ImageRead); throws Error
-  /// for EACCES, EPERM, ETIMEDOUT, ENOTCONN, ECONNREFUSED and ESHUTDOWN.
+  /// for EACCES, EPERM, ETIMEDOUT, ENOTCONN, ECONNREFUSED and ESHUTDOWN, except the
+  /// EPERM of what lives in another pool (ceph/not_permitted.hpp): stored as unknown.
+  /// An image librbd may not open (its parent's pool is not readable) is decoded from
+  /// its header, with either reader.
   sync::ImageRead read_image(const inventory::Pool& pool, const inventory::ImageRef& ref) override;
   /// Many reads in flight: 32 librbd opens, or 64 header reads with the direct reader.
   /// Throws as read_image() does, after the reads in flight have finished.
   void read_images(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
                    const OnRead& on_read) override;
   /// "header" (decoded by the direct reader) and "librbd" images; the direct reader's
-  /// reasons for reading an image through librbd. The syncer's retry of a failed image
-  /// (read_image()) is counted like any read.
+  /// reasons for reading an image through librbd, and the librbd reader's for decoding
+  /// one. The syncer's retry of a failed image (read_image()) is counted like any read.
   sync::ReadMethods read_methods() const override;
 
  private:
+  /// Moves the pools this client may not read out of `selection.pools`: into
+  /// `unreadable` for a sync of every pool, else throws Error(ExitCode::no_permission).
+  void keep_readable(bool every_pool, sync::PoolSelection& selection);
+
   struct Cluster;
   std::unique_ptr<Cluster> m_cluster;
 };

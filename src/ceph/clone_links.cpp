@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "ceph/not_permitted.hpp"
 #include "common/error.hpp"
 
 namespace rbdsync::ceph {
@@ -112,6 +113,7 @@ CloneLinks::ParentLookup CloneLinks::parent(const HeaderParent& spec, std::uint6
   parent.snap_name = names.snap_name;
   parent.in_trash = names.in_trash;
   parent.overlap_bytes = overlap;
+  parent.unknown_reason = names.unknown_reason;
   result.parent = std::move(parent);
   return result;
 }
@@ -142,11 +144,20 @@ CloneLinks::ParentNames CloneLinks::look_up(const HeaderParent& spec) {
   std::optional<std::string> directory_value;
   std::optional<std::string> trash_value;
   std::optional<std::string> snapshot_value;
-  if (const int r = directory.finish(id_key, directory_value); r < 0) {
+  const int r = directory.finish(id_key, directory_value);
+  const int t = trash.finish(id_key, trash_value);
+  const int h = header.finish(snap_key, snapshot_value);
+  // librbd cannot even open such a clone (it opens the parent with it): what the clone's
+  // own header and the OSD map say is all this client can know.
+  if (is_permission_errno(-r) || is_permission_errno(-t) || is_permission_errno(-h)) {
+    names.unknown_reason = parent_not_permitted();
+    return names;
+  }
+  if (r < 0) {
     names.fallback_reason = read_error("the parent's directory entry", r);
-  } else if (const int t = trash.finish(id_key, trash_value); t < 0 && t != -EOPNOTSUPP) {
+  } else if (t < 0 && t != -EOPNOTSUPP) {
     names.fallback_reason = read_error("the parent's trash entry", t);
-  } else if (const int h = header.finish(snap_key, snapshot_value); h < 0) {
+  } else if (h < 0) {
     names.fallback_reason = read_error("the parent's snapshot", h);
   }
   if (!names.fallback_reason.empty()) {
@@ -236,28 +247,27 @@ const std::vector<std::int64_t>* CloneLinks::base_pools(std::string& reason) {
   return &*m_base_pools;
 }
 
-std::optional<std::size_t> CloneLinks::children(std::int64_t pool_id,
+CloneLinks::ChildrenLookup CloneLinks::children(std::int64_t pool_id,
                                                 const std::string& pool_namespace,
                                                 const std::string& image_id, std::uint64_t snap_id,
-                                                const std::vector<ChildSpec>& v2_children,
-                                                std::string& reason) {
-  const std::vector<std::int64_t>* pools = base_pools(reason);
+                                                const std::vector<ChildSpec>& v2_children) {
+  ChildrenLookup lookup;
+  const std::vector<std::int64_t>* pools = base_pools(lookup.fallback_reason);
   if (pools == nullptr) {
-    return std::nullopt;
+    return lookup;
   }
   // Child ids by the pool and namespace whose directory must name them.
   std::map<std::pair<std::int64_t, std::string>, std::vector<std::string>> by_pool;
   const std::string key = clone_v1_children_key(pool_id, image_id, snap_id);
   for (const std::int64_t pool : *pools) {
-    const ChildrenTable& table = children_table(pool, pool_namespace);
-    if (!table.error.empty()) {
-      reason = table.error;
-      return std::nullopt;
+    ChildrenTable& table = children_table(pool, pool_namespace);
+    auto ids = v1_children(pool, pool_namespace, table, key, lookup);
+    if (!ids) {
+      return lookup;
     }
-    const auto found = table.ids.find(key);
-    if (found != table.ids.end()) {
-      auto& ids = by_pool[{pool, pool_namespace}];
-      ids.insert(ids.end(), found->second.begin(), found->second.end());
+    if (!ids->empty()) {
+      auto& all = by_pool[{pool, pool_namespace}];
+      all.insert(all.end(), ids->begin(), ids->end());
     }
   }
   for (const ChildSpec& child : v2_children) {
@@ -265,25 +275,84 @@ std::optional<std::size_t> CloneLinks::children(std::int64_t pool_id,
   }
   std::size_t count = 0;
   for (const auto& [where, ids] : by_pool) {
-    if (!names_found(where.first, where.second, ids, reason)) {
-      return std::nullopt;
+    switch (names_found(where.first, where.second, ids, lookup.fallback_reason)) {
+      case Names::found:
+        break;
+      case Names::missing:
+        return lookup;
+      case Names::not_permitted:
+        lookup.unknown_reason = children_not_permitted();
+        return lookup;
     }
     count += ids.size();
   }
-  return count;
+  lookup.count = count;
+  return lookup;
 }
 
-bool CloneLinks::names_found(std::int64_t pool_id, const std::string& pool_namespace,
-                             const std::vector<std::string>& image_ids, std::string& reason) {
+std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t pool_id,
+                                                                const std::string& pool_namespace,
+                                                                ChildrenTable& table,
+                                                                const std::string& key,
+                                                                ChildrenLookup& lookup) {
+  if (!table.error.empty()) {
+    lookup.fallback_reason = table.error;
+    return std::nullopt;
+  }
+  if (table.refused) {
+    lookup.unknown_reason = children_not_permitted();
+    return std::nullopt;
+  }
+  if (!table.class_reads_only) {
+    const auto found = table.ids.find(key);
+    return found != table.ids.end() ? found->second : std::vector<std::string>();
+  }
+  // cls_rbd's get_children takes the parent spec encoded as the key is, and answers
+  // with the set of child ids; ENOENT when there are none (or no rbd_children).
+  librados::IoCtx* io = pool_context(pool_id);
+  if (io == nullptr) {
+    return std::vector<std::string>();  // deleted since children_table() opened it
+  }
+  ++m_lookups;
+  librados::bufferlist in;
+  librados::bufferlist out;
+  in.append(key);
+  io->set_namespace(pool_namespace);
+  const int r = io->exec("rbd_children", "rbd", "get_children", in, out);
+  io->set_namespace("");
+  if (r == -ENOENT) {
+    return std::vector<std::string>();
+  }
+  if (is_permission_errno(-r)) {
+    table.refused = true;
+    lookup.unknown_reason = children_not_permitted();
+    return std::nullopt;
+  }
+  if (r < 0) {
+    lookup.fallback_reason =
+        read_error("the clone v1 children in pool " + std::to_string(pool_id), r);
+    return std::nullopt;
+  }
+  auto ids = decode_child_ids(out.to_str());
+  if (!ids) {
+    lookup.fallback_reason =
+        "cannot decode the clone v1 children in pool " + std::to_string(pool_id);
+  }
+  return ids;
+}
+
+CloneLinks::Names CloneLinks::names_found(std::int64_t pool_id, const std::string& pool_namespace,
+                                          const std::vector<std::string>& image_ids,
+                                          std::string& reason) {
   librados::IoCtx* io = pool_context(pool_id);
   if (io == nullptr) {
     // list_descendants() leaves the children of a deleted pool unnamed, but counts them.
     const int r = m_pool_errors[pool_id];
     if (r == -ENOENT) {
-      return true;
+      return Names::found;
     }
     reason = read_error("the pool of a child image", r);
-    return false;
+    return Names::missing;
   }
   std::set<std::string> keys;
   for (const std::string& id : image_ids) {
@@ -296,26 +365,31 @@ bool CloneLinks::names_found(std::int64_t pool_id, const std::string& pool_names
   io->set_namespace("");
   std::map<std::string, std::string> listed;
   std::map<std::string, std::string> trashed;
-  if (const int r = directory.finish(listed); r < 0) {
-    reason = read_error("the directory entries of child images", r);
-    return false;
+  const int r = directory.finish(listed);
+  const int t = trash.finish(trashed);
+  if (is_permission_errno(-r) || is_permission_errno(-t)) {
+    return Names::not_permitted;
   }
-  if (const int r = trash.finish(trashed); r < 0 && r != -EOPNOTSUPP) {
-    reason = read_error("the trash entries of child images", r);
-    return false;
+  if (r < 0) {
+    reason = read_error("the directory entries of child images", r);
+    return Names::missing;
+  }
+  if (t < 0 && t != -EOPNOTSUPP) {
+    reason = read_error("the trash entries of child images", t);
+    return Names::missing;
   }
   for (const std::string& key : keys) {
     if (listed.count(key) == 0 && trashed.count(key) == 0) {
       // list_children3() fails with ENOENT: the librbd reader reports the image failed.
       reason = "a child image's name not found";
-      return false;
+      return Names::missing;
     }
   }
-  return true;
+  return Names::found;
 }
 
-const CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,
-                                                            const std::string& pool_namespace) {
+CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,
+                                                      const std::string& pool_namespace) {
   const auto key = std::make_pair(pool_id, pool_namespace);
   auto found = m_children.find(key);
   if (found != m_children.end()) {
@@ -338,6 +412,12 @@ const CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id
     std::map<std::string, librados::bufferlist> page;
     const int r = io->omap_get_vals2("rbd_children", after, k_children_page, &page, &more);
     if (r == -ENOENT) {
+      break;
+    }
+    if (is_permission_errno(-r)) {
+      // `profile rbd` lets a client class-read every pool's rbd_children, not read it.
+      table.class_reads_only = true;
+      table.ids.clear();
       break;
     }
     if (r < 0) {

@@ -28,23 +28,36 @@ class CloneLinks {
   /// The parent librbd's get_parent() and overlap() report for a clone whose header
   /// holds `spec` and whose head is `size_bytes` long; `parent` stays empty when librbd
   /// reports none (the head was flattened, or shrunk to no overlap). A non-empty
-  /// fallback_reason means the names could not be found as librbd finds them.
+  /// fallback_reason means the names could not be found as librbd finds them. When this
+  /// client may not read the parent's pool, `parent` holds what the clone's header and
+  /// the OSD map say, with Parent::unknown_reason set (ceph/not_permitted.hpp).
   struct ParentLookup {
     std::optional<inventory::Parent> parent;
     std::string fallback_reason;
   };
   ParentLookup parent(const HeaderParent& spec, std::uint64_t size_bytes);
 
-  /// How many children list_children3() lists for snapshot `snap_id` of image
-  /// `image_id` (pool `pool_id`, namespace `pool_namespace`): the clone v1 children in
-  /// the `rbd_children` object of that namespace in every pool that is not a cache tier,
-  /// and `v2_children` from the image's own header. nullopt (with `reason` set) where
-  /// list_children3() fails (it must find every child's name in its pool's directory or
-  /// trash) or an object cannot be read.
-  std::optional<std::size_t> children(std::int64_t pool_id, const std::string& pool_namespace,
-                                      const std::string& image_id, std::uint64_t snap_id,
-                                      const std::vector<ChildSpec>& v2_children,
-                                      std::string& reason);
+  /// How many children list_children3() lists for a snapshot: a count, or why it is
+  /// unknown to this client (not permitted), or why librbd must be asked. Exactly one is
+  /// set.
+  struct ChildrenLookup {
+    std::optional<std::size_t> count;
+    std::string unknown_reason;
+    std::string fallback_reason;
+  };
+
+  /// The children of snapshot `snap_id` of image `image_id` (pool `pool_id`, namespace
+  /// `pool_namespace`): the clone v1 children in the `rbd_children` object of that
+  /// namespace in every pool that is not a cache tier, and `v2_children` from the image's
+  /// own header. A fallback reason where list_children3() fails (it must find every
+  /// child's name in its pool's directory or trash) or an object cannot be read; unknown
+  /// where list_children3() would get EPERM: a pool whose `rbd_children` or directory
+  /// this client may not read. `rbd_children` is read whole where the caps allow (one
+  /// read per pool for the sync); `profile rbd` grants only class reads of it in other
+  /// pools, so there it is asked per snapshot through cls_rbd, as librbd does.
+  ChildrenLookup children(std::int64_t pool_id, const std::string& pool_namespace,
+                          const std::string& image_id, std::uint64_t snap_id,
+                          const std::vector<ChildSpec>& v2_children);
 
   /// Lookups that missed the cache so far (parents, `rbd_children` objects).
   std::size_t lookups() const { return m_lookups; }
@@ -52,6 +65,7 @@ class CloneLinks {
  private:
   struct ParentNames {
     std::string fallback_reason;
+    std::string unknown_reason;  ///< not permitted to read the parent's pool
     std::string pool_name;
     std::string image_name;
     std::string snap_name;
@@ -61,14 +75,26 @@ class CloneLinks {
   struct ChildrenTable {
     std::string error;
     std::map<std::string, std::vector<std::string>> ids;
+    /// This client may not read the object whole (only through cls_rbd, or not at all).
+    bool class_reads_only = false;
+    /// ... and cls_rbd refused too: every lookup in this pool is not permitted.
+    bool refused = false;
   };
+  /// How the names of a pool's child images were found.
+  enum class Names { found, missing, not_permitted };
 
   ParentNames look_up(const HeaderParent& spec);
   librados::IoCtx* pool_context(std::int64_t pool_id);
-  const ChildrenTable& children_table(std::int64_t pool_id, const std::string& pool_namespace);
+  ChildrenTable& children_table(std::int64_t pool_id, const std::string& pool_namespace);
+  /// The clone v1 children under `key` in `table` (pool `pool_id`); nullopt with
+  /// `lookup` set when they cannot be told.
+  std::optional<std::vector<std::string>> v1_children(std::int64_t pool_id,
+                                                      const std::string& pool_namespace,
+                                                      ChildrenTable& table, const std::string& key,
+                                                      ChildrenLookup& lookup);
   const std::vector<std::int64_t>* base_pools(std::string& reason);
-  bool names_found(std::int64_t pool_id, const std::string& pool_namespace,
-                   const std::vector<std::string>& image_ids, std::string& reason);
+  Names names_found(std::int64_t pool_id, const std::string& pool_namespace,
+                    const std::vector<std::string>& image_ids, std::string& reason);
 
   librados::Rados& m_rados;
   std::map<std::int64_t, librados::IoCtx> m_pools;

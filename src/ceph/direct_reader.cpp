@@ -9,9 +9,12 @@
 
 #include <rbd/features.h>
 
+#include "ceph/ceph_error.hpp"
 #include "ceph/header_decoder.hpp"
 #include "ceph/image_reader.hpp"
 #include "ceph/in_flight.hpp"
+#include "ceph/not_permitted.hpp"
+#include "common/text.hpp"
 
 namespace rbdsync::ceph {
 
@@ -153,6 +156,17 @@ class Assembler {
   /// The image, or nullopt with m_reason set.
   std::optional<Image> assemble(Slot& slot) {
     const int header_r = slot.header_done->get_return_value();
+    for (const int r : {header_r, slot.omap_r, slot.watchers_r, slot.lock_r}) {
+      // The image's own header, in a pool this client listed: not permitted to read it
+      // means the client may not read that pool after all (or its caps changed).
+      if (r < 0 && is_permission_errno(-r)) {
+        const std::string path = m_pool.name + "/" +
+                                 (m_ref.pool_namespace.empty() ? "" : m_ref.pool_namespace + "/") +
+                                 m_ref.name;
+        throw_ceph_error(
+            r, "cannot read the header of image '" + display_text(path, Controls::escape) + "'");
+      }
+    }
     if (header_r < 0 || slot.omap_r < 0 || slot.watchers_r < 0 || slot.lock_r < 0) {
       return fail("header read failed");  // librbd tells gone, trashed and damaged apart
     }
@@ -262,11 +276,9 @@ class Assembler {
       row.is_protected = snap.protection_status == k_protection_protected;
       // As the librbd reader asks list_children3() only where children may exist.
       if (row.is_protected || v2_parent) {
-        auto children = this->children(header, snap.id);
-        if (!children) {
+        if (!this->children(header, snap.id, row)) {
           return std::nullopt;
         }
-        row.children = *children;
       }
       range_flags |= snap.flags;
       auto usage = this->usage(fast_diff, range_flags, object_map_name(m_ref.image_id, snap.id),
@@ -303,23 +315,26 @@ class Assembler {
   bool damaged() const { return m_damaged; }
 
  private:
-  /// list_children3() of one snapshot: nothing without layering; else the clone v1
-  /// children other pools list and the clone v2 children in this header.
-  std::optional<std::uint64_t> children(const DecodedHeader& header, std::uint64_t snap_id) {
+  /// list_children3() of one snapshot into `row`: nothing without layering; else the
+  /// clone v1 children other pools list and the clone v2 children in this header; unknown
+  /// where this client may not look. False (m_reason set) when librbd must list them.
+  bool children(const DecodedHeader& header, std::uint64_t snap_id, inventory::Snapshot& row) {
     if ((header.features & RBD_FEATURE_LAYERING) == 0) {
-      return 0;
+      row.children = 0;
+      return true;
     }
     static const std::vector<ChildSpec> k_none;
     const auto v2 = header.snap_children.find(snap_id);
-    std::string reason;
-    const auto children =
+    const CloneLinks::ChildrenLookup children =
         m_links.children(m_pool.id, m_ref.pool_namespace, m_ref.image_id, snap_id,
-                         v2 != header.snap_children.end() ? v2->second : k_none, reason);
-    if (!children) {
-      fail("children: " + reason);
-      return std::nullopt;
+                         v2 != header.snap_children.end() ? v2->second : k_none);
+    if (!children.fallback_reason.empty()) {
+      fail("children: " + children.fallback_reason);
+      return false;
     }
-    return *children;
+    row.children = children.count;
+    row.children_unknown_reason = children.unknown_reason;
+    return true;
   }
 
   std::nullopt_t fail(std::string reason) {
@@ -403,16 +418,30 @@ class Assembler {
 void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
                         const Pool& pool, const std::vector<ImageRef>& refs, bool exact_usage,
                         const sync::InventorySource::OnRead& on_read, FallbackCounts& fallbacks,
-                        CloneLinks* links, std::size_t in_flight) {
+                        CloneLinks* links, LibrbdFallback librbd, std::size_t in_flight) {
   std::map<std::string, bool> known_options;
   std::optional<CloneLinks> own_links;
   if (links == nullptr) {
     links = &own_links.emplace(rados);
   }
   const auto through_librbd = [&](std::size_t index, const std::string& reason) {
-    ++fallbacks[reason];
     io.set_namespace(refs[index].pool_namespace);
-    on_read(index, read_image(rbd, io, pool, refs[index], exact_usage));
+    std::optional<sync::ImageRead> read;
+    if (librbd == LibrbdFallback::allowed) {
+      ++fallbacks[reason];
+      read = read_image(rbd, io, pool, refs[index], exact_usage);
+    }
+    if (!read) {
+      // Neither way reads it: librbd would open a parent this client may not read, and
+      // the header holds what only librbd turns into the inventory.
+      read.emplace();
+      read->outcome = sync::ImageRead::Outcome::failed;
+      read->error =
+          "not permitted to open it through librbd (this client cannot read the pool "
+          "of its parent or migration source), and its header needs librbd: " +
+          reason;
+    }
+    on_read(index, std::move(*read));
   };
 
   Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));

@@ -20,17 +20,25 @@ inline constexpr std::size_t k_header_reads_in_flight = 64;
 /// Images the direct reader handed to librbd, by reason.
 using FallbackCounts = std::map<std::string, std::size_t>;
 
+/// Whether the direct reader may hand an image it does not fully understand to librbd:
+/// not when librbd was already refused opening it (the librbd reader's own fallback).
+enum class LibrbdFallback { allowed, refused };
+
 /// Reads `refs` of `pool` without opening them: one compound read of each header
 /// object (omap, watchers, cls lock info) and a read of its object map, `in_flight` at a
 /// time, decoded by header_decoder. An image it does not fully understand is read
-/// through librbd (read_image) instead and counted in `fallbacks`. `rados` answers
-/// which config option names exist. Clones' parents and snapshots' clone v1 children are
-/// looked up through `links` (a cache for the whole sync; nullptr: one for this call).
-/// Throws as read_image() does, after the reads in flight have finished.
+/// through librbd (read_image) instead and counted in `fallbacks`; with
+/// LibrbdFallback::refused, or when librbd is not permitted to open it either, it is
+/// reported failed. `rados` answers which config option names exist. Clones' parents and
+/// snapshots' clone v1 children are looked up through `links` (a cache for the whole
+/// sync; nullptr: one for this call); what this client may not read there is stored as
+/// unknown (ceph/not_permitted.hpp). Throws as read_image() does, and for a header this
+/// client may not read, after the reads in flight have finished.
 void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
                         const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
                         bool exact_usage, const sync::InventorySource::OnRead& on_read,
                         FallbackCounts& fallbacks, CloneLinks* links = nullptr,
+                        LibrbdFallback librbd = LibrbdFallback::allowed,
                         std::size_t in_flight = k_header_reads_in_flight);
 
 }  // namespace rbdsync::ceph

@@ -204,7 +204,7 @@ class HeaderBuilder {
     if (key == "snap_seq" || starts_with(key, k_metadata_prefix)) {
       return std::nullopt;  // not in the inventory: the snapshot context, other metadata
     }
-    if (key == "group") {
+    if (key == "rbd_group_ref") {  // RBD_GROUP_REF
       return fall_back("group member");
     }
     if (key == "migration") {
@@ -431,6 +431,20 @@ std::optional<std::string> decode_trash_name(const std::string& bytes) {
     return std::nullopt;
   }
   return name;
+}
+
+std::optional<GroupSpec> decode_group_spec(const std::string& bytes) {
+  // GroupSpec: ENCODE_START(1, 1) { s64 pool id, string group id }; a later version may
+  // add fields after these, which the envelope lets us skip.
+  Decoder outer(bytes);
+  Decoder in = outer.envelope(1);
+  GroupSpec spec;
+  spec.pool_id = in.number<std::int64_t>();
+  spec.group_id = in.text();
+  if (!in.ok() || !outer.at_end()) {
+    return std::nullopt;
+  }
+  return spec;
 }
 
 std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image_id,

@@ -116,6 +116,15 @@ std::optional<std::string> decode_directory_name(const std::string& bytes);
 /// when not understood.
 std::optional<std::string> decode_trash_name(const std::string& bytes);
 
+/// The `group` key of a header (cls::rbd::GroupSpec): the group's pool and id.
+struct GroupSpec {
+  std::int64_t pool_id = -1;
+  std::string group_id;
+};
+
+/// One `group` value; nullopt when not understood.
+std::optional<GroupSpec> decode_group_spec(const std::string& bytes);
+
 /// The `rbd_children` key under which cls_rbd lists the clone v1 children of snapshot
 /// `snap_id` of image `image_id` in pool `pool_id` (default namespace).
 std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image_id,

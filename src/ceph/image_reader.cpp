@@ -18,6 +18,7 @@
 #include "ceph/ceph_error.hpp"
 #include "ceph/header_decoder.hpp"
 #include "ceph/migration_spec.hpp"
+#include "ceph/not_permitted.hpp"
 #include "common/error.hpp"
 
 namespace rbdsync::ceph {
@@ -39,9 +40,15 @@ struct ImageError {
   std::string what;
 };
 
+/// librbd was not permitted to open the image: it opens a clone's parent (and a migrating
+/// image's source) along with the image, and this client may not read that pool.
+struct OpenRefused {};
+
 constexpr std::uint64_t k_unlimited_snapshots = UINT64_MAX;
 // RBD_GROUP_INVALID_POOL lives in a header librbd does not install.
 constexpr std::int64_t k_no_group_pool = -1;
+// RBD_GROUP_REF: the header key that says which group the image belongs to.
+constexpr const char* k_group_key = "rbd_group_ref";
 constexpr std::uint64_t k_invalid_map_flags =
     RBD_FLAG_OBJECT_MAP_INVALID | RBD_FLAG_FAST_DIFF_INVALID;
 
@@ -159,6 +166,11 @@ class Reader {
         : m_ref.image_id.empty()
             ? m_rbd.open_read_only(m_io, m_image, m_ref.name.c_str(), nullptr)
             : m_rbd.open_by_id_read_only(m_io, m_image, m_ref.image_id.c_str(), nullptr);
+    // The image's own pool is readable (it was listed); the header is read directly
+    // instead, and an EPERM there is the pool's.
+    if (opened < 0 && is_permission_errno(-opened)) {
+      throw OpenRefused{};
+    }
     need(opened, "cannot open");
 
     Image out;
@@ -264,9 +276,15 @@ class Reader {
       return;
     }
     librbd::group_info_t group{};
-    need(m_image.get_group(&group, sizeof group), "cannot read the group");
-    if (group.pool != k_no_group_pool) {
-      out.group = inventory::GroupMembership{group.pool, std::move(group.name)};
+    const int grouped = m_image.get_group(&group, sizeof group);
+    if (grouped < 0 && is_permission_errno(-grouped)) {
+      // get_group() looks the name up in the group's pool; the header says which pool.
+      out.group = group_in_unreadable_pool();
+    } else {
+      need(grouped, "cannot read the group");
+      if (group.pool != k_no_group_pool) {
+        out.group = inventory::GroupMembership{group.pool, std::move(group.name), {}};
+      }
     }
 
     // Pacific marks both ends of a live migration with the internal "migrating" feature
@@ -285,6 +303,24 @@ class Reader {
                                              std::move(info.global_id), info.primary};
       }
     }
+  }
+
+  /// The group of an image whose group lives in a pool this client cannot read: its pool
+  /// from the header's group reference, its name unknown. None when the image left the
+  /// group since it was opened.
+  std::optional<inventory::GroupMembership> group_in_unreadable_pool() {
+    std::map<std::string, librados::bufferlist> values;
+    need(m_io.omap_get_vals_by_keys("rbd_header." + m_ref.image_id, {k_group_key}, &values),
+         "cannot read the group reference");
+    const auto found = values.find(k_group_key);
+    if (found == values.end()) {
+      return std::nullopt;
+    }
+    const auto spec = decode_group_spec(found->second.to_str());
+    if (!spec) {
+      throw ImageError{-EBADMSG, "cannot decode the group reference"};
+    }
+    return inventory::GroupMembership{spec->pool_id, {}, group_not_permitted()};
   }
 
   void read_migration(Image& out) {
@@ -376,8 +412,15 @@ class Reader {
       }
       if (may_have_children) {
         std::vector<librbd::linked_image_spec_t> children;
-        need(m_image.list_children3(&children), "cannot list the children" + what);
-        snap.children = children.size();
+        const int listed = m_image.list_children3(&children);
+        if (listed < 0 && is_permission_errno(-listed)) {
+          // Clones may be in any pool; this client may not look in all of them.
+          snap.children.reset();
+          snap.children_unknown_reason = children_not_permitted();
+        } else {
+          need(listed, "cannot list the children" + what);
+          snap.children = children.size();
+        }
       }
 
       if (user) {
@@ -416,8 +459,13 @@ class Reader {
       return result;
     }
     std::uint64_t used = 0;
-    need(m_image.diff_iterate2(from, 0, size, false, true, &add_existing, &used),
-         "cannot compute the usage" + what);
+    const int diffed = m_image.diff_iterate2(from, 0, size, false, true, &add_existing, &used);
+    // Only the slow diff reads data objects, and they may live in a data pool this
+    // client cannot read; the fast diff reads object maps, in the image's own pool.
+    if (diffed < 0 && is_permission_errno(-diffed)) {
+      return Usage{std::nullopt, data_pool_not_permitted()};
+    }
+    need(diffed, "cannot compute the usage" + what);
     return Usage{used, {}};
   }
 
@@ -547,8 +595,8 @@ std::optional<ImageRead> refuse_damaged_layout(librados::IoCtx& io, const ImageR
   return Classifier::failed("damaged header: " + *damage);
 }
 
-ImageRead read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
-                     bool exact_usage) {
+std::optional<ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
+                                    const ImageRef& ref, bool exact_usage) {
   if (auto refused = refuse_damaged_layout(io, ref)) {
     return std::move(*refused);
   }
@@ -556,9 +604,9 @@ ImageRead read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, co
   return read_open_image(rbd, io, pool, ref, exact_usage, image, std::nullopt);
 }
 
-ImageRead read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
-                          const ImageRef& ref, bool exact_usage, librbd::Image& image,
-                          std::optional<int> opened) {
+std::optional<ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
+                                         const ImageRef& ref, bool exact_usage,
+                                         librbd::Image& image, std::optional<int> opened) {
   // One retry: an ENOENT from an image that is still listed and still has its header
   // means something inside it (a snapshot) went away while it was being read.
   for (int attempt = 0;; ++attempt) {
@@ -569,6 +617,8 @@ ImageRead read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& poo
       ImageRead result;
       result.image = reader.read();
       return result;
+    } catch (const OpenRefused&) {
+      return std::nullopt;
     } catch (const ImageError& error) {
       const std::string message = error.what + ": " + errno_text(-error.r);
       if (error.r != -ENOENT) {

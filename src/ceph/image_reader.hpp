@@ -26,16 +26,23 @@ inventory::TrashEntry trash_entry(const inventory::Pool& pool, const std::string
 std::optional<sync::ImageRead> refuse_damaged_layout(librados::IoCtx& io,
                                                      const inventory::ImageRef& ref);
 
-/// Reads one listed image through librbd (after refuse_damaged_layout()).
-sync::ImageRead read_image(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
-                           const inventory::ImageRef& ref, bool exact_usage);
+/// Reads one listed image through librbd (after refuse_damaged_layout()). What this client may
+/// not read (ceph/not_permitted.hpp: the clones of a snapshot, the name of a group, usage
+/// in a data pool) is stored as unknown with its reason. nullopt when librbd was not
+/// permitted to open the image at all (EPERM/EACCES): librbd opens a clone's parent with
+/// it, and this client may not read the parent's pool; the caller decodes its header
+/// instead (read_images_direct()).
+std::optional<sync::ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io,
+                                          const inventory::Pool& pool,
+                                          const inventory::ImageRef& ref, bool exact_usage);
 
 /// read_image() of an image already being opened (the caller asked refuse_damaged_layout()) into
 /// `image`: `opened` is what opening it returned (0 or a negative errno), or nullopt to open it
 /// here. The caller closes `image`; a retry after a vanished snapshot opens the image again on its
 /// own.
-sync::ImageRead read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
-                                const inventory::ImageRef& ref, bool exact_usage,
-                                librbd::Image& image, std::optional<int> opened);
+std::optional<sync::ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io,
+                                               const inventory::Pool& pool,
+                                               const inventory::ImageRef& ref, bool exact_usage,
+                                               librbd::Image& image, std::optional<int> opened);
 
 }  // namespace rbdsync::ceph

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -174,9 +175,13 @@ class Batch {
 
 }  // namespace
 
-void read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
-                        const std::vector<inventory::ImageRef>& refs, bool exact_usage,
-                        const sync::InventorySource::OnRead& on_read, std::size_t in_flight) {
+std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io,
+                                            const inventory::Pool& pool,
+                                            const std::vector<inventory::ImageRef>& refs,
+                                            bool exact_usage,
+                                            const sync::InventorySource::OnRead& on_read,
+                                            std::size_t in_flight) {
+  std::vector<std::size_t> refused;
   Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));
   std::size_t next = 0;
   std::size_t opening = 0;
@@ -201,12 +206,18 @@ void read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io, const inventory::
     Slot& slot = batch.slot(at);
     const inventory::ImageRef& ref = refs[slot.index];
     io.set_namespace(ref.pool_namespace);
-    sync::ImageRead read = read_open_image(rbd, io, pool, ref, exact_usage, slot.image, opened);
+    std::optional<sync::ImageRead> read =
+        read_open_image(rbd, io, pool, ref, exact_usage, slot.image, opened);
     const std::size_t index = slot.index;
     batch.finish(at, opened);
-    on_read(index, std::move(read));
+    if (read) {
+      on_read(index, std::move(*read));
+    } else {
+      refused.push_back(index);
+    }
   }
   io.set_namespace("");
+  return refused;
 }
 
 }  // namespace rbdsync::ceph

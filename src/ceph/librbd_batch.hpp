@@ -20,10 +20,14 @@ inline constexpr std::size_t k_librbd_opens_in_flight = 32;
 /// in librbd (aio_open_read_only), the reads of each opened image on the calling
 /// thread, which also calls `on_read`. `io` is the pool's context; the batch sets its
 /// namespace as it goes. When `on_read` or a read throws, every open still in flight is
-/// waited for and every image closed before the exception leaves.
-void read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io, const inventory::Pool& pool,
-                        const std::vector<inventory::ImageRef>& refs, bool exact_usage,
-                        const sync::InventorySource::OnRead& on_read,
-                        std::size_t in_flight = k_librbd_opens_in_flight);
+/// waited for and every image closed before the exception leaves. Returns the indices of
+/// the images librbd was not permitted to open (read_image() returned nullopt), which
+/// `on_read` has not heard of: the caller reads them another way.
+std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io,
+                                            const inventory::Pool& pool,
+                                            const std::vector<inventory::ImageRef>& refs,
+                                            bool exact_usage,
+                                            const sync::InventorySource::OnRead& on_read,
+                                            std::size_t in_flight = k_librbd_opens_in_flight);
 
 }  // namespace rbdsync::ceph

@@ -244,17 +244,20 @@ const Table& images_table() {
                             "stale_error",
                             "stale_since",
                             "name_bytes",
-                            "group_name_bytes"},
+                            "group_name_bytes",
+                            "parent_unknown_reason",
+                            "group_unknown_reason"},
                            true};
   return table;
 }
 
 const Table& snapshots_table() {
-  static const Table table{"snapshots",
-                           {"pool_id", "namespace", "image_id", "snap_id"},
-                           {"name", "size_bytes", "namespace_type", "timestamp", "protected",
-                            "children", "used_bytes", "used_unknown_reason", "name_bytes"},
-                           true};
+  static const Table table{
+      "snapshots",
+      {"pool_id", "namespace", "image_id", "snap_id"},
+      {"name", "size_bytes", "namespace_type", "timestamp", "protected", "children", "used_bytes",
+       "used_unknown_reason", "name_bytes", "children_unknown_reason"},
+      true};
   return table;
 }
 
@@ -319,17 +322,20 @@ Row image_row(const std::string& fsid, const Image& image) {
     row.push_back(text(parent.pool_name));
     row.push_back(text(parent.pool_namespace));
     row.push_back(text(parent.image_id));
-    row.push_back(text(parent.image_name));
+    // Names this client may not read are NULL, not the empty text.
+    const bool names_known = parent.unknown_reason.empty();
+    row.push_back(names_known ? text(parent.image_name) : std::nullopt);
     row.push_back(bigint(parent.snap_id, what + " parent snapshot id"));
-    row.push_back(text(parent.snap_name));
-    row.push_back(boolean(parent.in_trash));
+    row.push_back(names_known ? text(parent.snap_name) : std::nullopt);
+    row.push_back(names_known ? boolean(parent.in_trash) : std::nullopt);
     row.push_back(bigint(parent.overlap_bytes, what + " parent overlap"));
   } else {
     row.insert(row.end(), 9, std::nullopt);
   }
+  const bool group_name_known = image.group && image.group->unknown_reason.empty();
   if (image.group) {
     row.push_back(number(image.group->pool_id));
-    row.push_back(text(image.group->name));
+    row.push_back(group_name_known ? text(image.group->name) : std::nullopt);
   } else {
     row.insert(row.end(), 2, std::nullopt);
   }
@@ -352,7 +358,9 @@ Row image_row(const std::string& fsid, const Image& image) {
   row.push_back(std::nullopt);
   row.push_back(std::nullopt);
   row.push_back(name_bytes(image.name));
-  row.push_back(image.group ? name_bytes(image.group->name) : std::nullopt);
+  row.push_back(group_name_known ? name_bytes(image.group->name) : std::nullopt);
+  row.push_back(image.parent ? optional_text(image.parent->unknown_reason) : std::nullopt);
+  row.push_back(image.group ? optional_text(image.group->unknown_reason) : std::nullopt);
   return row;
 }
 
@@ -369,9 +377,19 @@ std::vector<Row> snapshot_rows(const std::string& fsid, const Image& image) {
     row.push_back(text(snap.namespace_type));
     row.push_back(timestamp(snap.timestamp));
     row.push_back(boolean(snap.is_protected));
-    row.push_back(bigint(snap.children, what + " children"));
+    if (snap.children) {
+      row.push_back(bigint(*snap.children, what + " children"));
+    } else {
+      row.push_back(std::nullopt);
+    }
     add_usage(row, snap.usage, what);
     row.push_back(name_bytes(snap.name));
+    if (snap.children) {
+      row.push_back(std::nullopt);
+    } else {
+      row.push_back(snap.children_unknown_reason.empty() ? std::string("unknown")
+                                                         : text(snap.children_unknown_reason));
+    }
     rows.push_back(std::move(row));
   }
   return rows;

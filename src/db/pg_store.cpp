@@ -125,6 +125,7 @@ class PgTransaction : public sync::SinkTransaction {
       delete_scope.fsid = m_fsid;
       delete_scope.all_pools = scope.all_pools;
       delete_scope.pool_ids = m_pool_ids;
+      delete_scope.kept_pool_ids = scope.unread_pool_ids;
       for (TableSync* table : {&snapshots, &images, &namespaces, &trash}) {
         table->remove(delete_scope);
       }

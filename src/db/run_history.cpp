@@ -87,11 +87,13 @@ void RunHistory::finish(const RunRow& run) {
         "total = CASE WHEN $2 IN ('succeeded', 'partial') THEN $5 ELSE total END, "
         "pools = $6, images = $7, added = $8, changed = $9, removed = $10, "
         "skipped = $11, exit_code = $12, error = nullif($13, ''), duration_seconds = $14, "
-        "stale = $15, counts = nullif($16, '')::jsonb, stale_images = nullif($17, '')::jsonb "
+        "stale = $15, counts = nullif($16, '')::jsonb, stale_images = nullif($17, '')::jsonb, "
+        "unreadable_pools = nullif($18, '')::jsonb "
         "WHERE run_id = $1",
         run.run_id, run.status, run.phase, run.done, run.total, run.pools, run.images, run.added,
         run.changed, run.removed, run.skipped, run.exit_code, display_text(run.error),
-        run.duration_seconds, run.stale, run.counts_json, run.stale_images_json);
+        run.duration_seconds, run.stale, run.counts_json, run.stale_images_json,
+        run.unreadable_pools_json);
   });
 }
 

@@ -22,8 +22,9 @@ struct RunRow {
   // Set when the run ends.
   std::int64_t pools = 0, images = 0, added = 0, changed = 0, removed = 0, skipped = 0;
   std::int64_t stale = 0;
-  std::string counts_json;        ///< per kind of row; "" for none
-  std::string stale_images_json;  ///< the images kept stale; "" for none
+  std::string counts_json;            ///< per kind of row; "" for none
+  std::string stale_images_json;      ///< the images kept stale; "" for none
+  std::string unreadable_pools_json;  ///< the pools this client may not read; "" for none
   int exit_code = 0;
   std::string error;
   double duration_seconds = 0.0;

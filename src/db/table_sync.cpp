@@ -172,6 +172,13 @@ void TableSync::remove(const DeleteScope& scope) {
     }
     sql += " AND t.pool_id = ANY('{" + ids + "}'::bigint[])";
   }
+  if (!scope.kept_pool_ids.empty()) {
+    std::string ids;
+    for (const std::int64_t id : scope.kept_pool_ids) {
+      ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    }
+    sql += " AND t.pool_id <> ALL('{" + ids + "}'::bigint[])";
+  }
   if (m_table.per_image) {
     sql +=
         " AND NOT EXISTS (SELECT 1 FROM stale_images AS x WHERE x.pool_id = t.pool_id AND "

@@ -68,11 +68,12 @@ class CopyRows {
 };
 
 /// Which stored rows a sync may delete: those of `fsid` in the pools it read, or in
-/// every pool when it read them all.
+/// every pool when it read them all (but those it was not permitted to read).
 struct DeleteScope {
   std::string fsid;
   bool all_pools = true;
-  std::vector<std::int64_t> pool_ids;  ///< when !all_pools
+  std::vector<std::int64_t> pool_ids;       ///< when !all_pools
+  std::vector<std::int64_t> kept_pool_ids;  ///< never deleted from: pools the sync may not read
 };
 
 /// The work on one table inside the sync's transaction. Call stage(), then upsert()

@@ -18,6 +18,16 @@ namespace rbdsync::inventory {
 /// so a value read from Ceph compares equal to the same value read back from the database.
 using Timestamp = std::int64_t;
 
+/// Every unknown_reason that says this client may not read a value (its caps stop short
+/// of the pool that holds it) starts with this, so that the console can tell "hidden
+/// from this client" from "cannot be known" (docs/schema.md, least-privilege clients).
+inline constexpr const char* k_not_permitted = "not permitted: ";
+
+/// Whether `unknown_reason` is one of the not-permitted reasons.
+inline bool not_permitted(const std::string& unknown_reason) {
+  return unknown_reason.rfind(k_not_permitted, 0) == 0;
+}
+
 /// A RADOS pool that holds RBD images, with the `ceph df detail` figures of it.
 /// Usage figures come from the mgr; a cluster without one reports zeros.
 struct Pool {
@@ -81,10 +91,14 @@ struct Parent {
   std::string snap_name;
   bool in_trash = false;  ///< the parent image was moved to the trash
   std::uint64_t overlap_bytes = 0;
+  /// Why image_name, snap_name and in_trash are unknown (empty, empty, false here): they
+  /// live in the parent's pool, which this client may not read. The ids, the pool's name
+  /// and the overlap come from the clone's own header. "" when everything is known.
+  std::string unknown_reason;
 
   auto tied() const {
     return std::tie(pool_id, pool_name, pool_namespace, image_id, image_name, snap_id, snap_name,
-                    in_trash, overlap_bytes);
+                    in_trash, overlap_bytes, unknown_reason);
   }
   bool operator==(const Parent& other) const { return tied() == other.tied(); }
 };
@@ -138,11 +152,14 @@ struct Snapshot {
   std::string namespace_type;  ///< "user", "group", "trash", "mirror"
   std::optional<Timestamp> timestamp;
   bool is_protected = false;
-  std::uint64_t children = 0;  ///< clones made from it
-  Usage usage;                 ///< bytes that changed since the previous snapshot
+  /// Clones made from it, in any pool; none when unknown (children_unknown_reason).
+  std::optional<std::uint64_t> children = 0;
+  std::string children_unknown_reason;  ///< why `children` is unknown; "" when known
+  Usage usage;                          ///< bytes that changed since the previous snapshot
 
   auto tied() const {
-    return std::tie(id, name, size_bytes, namespace_type, timestamp, is_protected, children, usage);
+    return std::tie(id, name, size_bytes, namespace_type, timestamp, is_protected, children,
+                    children_unknown_reason, usage);
   }
   bool operator==(const Snapshot& other) const { return tied() == other.tied(); }
 };
@@ -183,8 +200,11 @@ struct Mirroring {
 struct GroupMembership {
   std::int64_t pool_id = 0;
   std::string name;
+  /// Why `name` is unknown (empty here): it lives in the group's pool, which this client
+  /// may not read. "" when known.
+  std::string unknown_reason;
 
-  auto tied() const { return std::tie(pool_id, name); }
+  auto tied() const { return std::tie(pool_id, name, unknown_reason); }
   bool operator==(const GroupMembership& other) const { return tied() == other.tied(); }
 };
 

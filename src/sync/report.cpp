@@ -26,10 +26,10 @@ std::string format_plain(const SyncReport& report) {
   const KindCounts& images = report.counts.images;
   std::string text = fmt::format(
       "{} fsid={} pools={} images={} added={} changed={} removed={} skipped={} stale={} "
-      "seconds={:.3f}",
+      "unreadable_pools={} unknown={} seconds={:.3f}",
       report.partial() ? "partial" : "synced", report.fsid, report.pools, report.images,
       images.added, images.changed, images.removed, report.skipped, report.stale.size(),
-      report.seconds);
+      report.unreadable_pools.size(), report.unknown.total(), report.seconds);
   // Per kind: +added/~changed/-removed/=unchanged.
   text += kind_plain("pool_rows", report.counts.pools);
   text += kind_plain("namespace_rows", report.counts.namespaces);
@@ -60,6 +60,23 @@ nlohmann::json stale_json(const std::vector<StaleImage>& stale) {
 nlohmann::json read_json(const ReadMethods& read) {
   // std::map keeps the keys sorted, so the JSON is the same from run to run.
   return {{"images", read.images}, {"fallbacks", read.fallbacks}};
+}
+
+nlohmann::json unreadable_pools_json(const std::vector<UnreadablePool>& pools) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const UnreadablePool& pool : pools) {
+    list.push_back({{"pool", display_text(pool.name, Controls::escape)},
+                    {"pool_id", pool.id},
+                    {"error", pool.error}});
+  }
+  return list;
+}
+
+nlohmann::json unknown_json(const UnknownCounts& unknown) {
+  return {{"parents", unknown.parents},
+          {"children", unknown.children},
+          {"groups", unknown.groups},
+          {"usage", unknown.usage}};
 }
 
 }  // namespace rbdsync::sync

@@ -23,4 +23,11 @@ nlohmann::json stale_json(const std::vector<StaleImage>& stale);
 /// images were read, for --json.
 nlohmann::json read_json(const ReadMethods& read);
 
+/// [{"pool", "pool_id", "error"}] of the pools left out because this client may not read
+/// them: for --json and the run history.
+nlohmann::json unreadable_pools_json(const std::vector<UnreadablePool>& pools);
+
+/// {"parents", "children", "groups", "usage"}: values stored as unknown to this client.
+nlohmann::json unknown_json(const UnknownCounts& unknown);
+
 }  // namespace rbdsync::sync

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,10 +42,13 @@ struct StaleImage {
 };
 
 /// Which stored rows a sync speaks for. A sync of every rbd pool speaks for all of the
-/// cluster's stored pools (a pool gone from Ceph is removed with everything in it); a
-/// sync of named pools speaks only for the pools it read.
+/// cluster's stored pools (a pool gone from Ceph is removed with everything in it) but
+/// those it may not read; a sync of named pools speaks only for the pools it read.
 struct SyncScope {
   bool all_pools = true;
+  /// Pools a sync of every pool left out because this client may not read them: their
+  /// stored rows (the pool's own included) stay exactly as they were.
+  std::vector<std::int64_t> unread_pool_ids;
 };
 
 /// One sync's write to the sink. The sync hands over what it sees as it reads it

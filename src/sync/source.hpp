@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -10,6 +11,20 @@
 #include "inventory/inventory.hpp"
 
 namespace rbdsync::sync {
+
+/// An rbd pool this client may not read (its caps stop short of it), left out of a sync
+/// of every pool. Its stored rows stay exactly as they were.
+struct UnreadablePool {
+  std::int64_t id = 0;
+  std::string name;
+  std::string error;  ///< one line, e.g. "Operation not permitted"
+};
+
+/// The pools a sync reads, and those it leaves out because it may not read them.
+struct PoolSelection {
+  std::vector<inventory::Pool> pools;
+  std::vector<UnreadablePool> unreadable;
+};
 
 /// What a pool holds, as listed before any image is opened.
 struct PoolListing {
@@ -34,8 +49,8 @@ struct ImageRead {
 };
 
 /// How a source read the images of a sync, for the report: images per way of reading
-/// (e.g. "header", "librbd"), and why images were read a slower way than the one
-/// chosen (reason -> images).
+/// (e.g. "header", "librbd"), and why images were read another way than the one chosen
+/// (reason -> images).
 struct ReadMethods {
   std::map<std::string, std::size_t> images;
   std::map<std::string, std::size_t> fallbacks;
@@ -56,9 +71,11 @@ class InventorySource {
   virtual std::string cluster_name() = 0;
 
   /// The pools to sync, with their usage figures: those named, or, when `names` is
-  /// empty, every pool with the "rbd" application enabled. An unknown name throws
-  /// Error(ExitCode::config).
-  virtual std::vector<inventory::Pool> list_pools(const std::vector<std::string>& names) = 0;
+  /// empty, every pool with the "rbd" application enabled that this client may read
+  /// (the others go to `unreadable`). An unknown name throws Error(ExitCode::config); a
+  /// named pool this client may not read, or no readable pool at all when there are
+  /// some, Error(ExitCode::no_permission).
+  virtual PoolSelection list_pools(const std::vector<std::string>& names) = 0;
 
   /// The namespaces, images and trash of `pool`.
   virtual PoolListing list_pool(const inventory::Pool& pool) = 0;

@@ -46,6 +46,27 @@ class TrashKeys {
   std::set<std::tuple<std::int64_t, std::string, std::string>> m_keys;
 };
 
+/// Counts what of `image` this client may not read.
+void count_unknown(const inventory::Image& image, UnknownCounts& unknown) {
+  if (image.parent && !image.parent->unknown_reason.empty()) {
+    ++unknown.parents;
+  }
+  if (image.group && !image.group->unknown_reason.empty()) {
+    ++unknown.groups;
+  }
+  if (inventory::not_permitted(image.usage.unknown_reason)) {
+    ++unknown.usage;
+  }
+  for (const inventory::Snapshot& snap : image.snapshots) {
+    if (!snap.children_unknown_reason.empty()) {
+      ++unknown.children;
+    }
+    if (inventory::not_permitted(snap.usage.unknown_reason)) {
+      ++unknown.usage;
+    }
+  }
+}
+
 /// Hands what reading one image found to the sink, or records why it cannot.
 void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRead read,
            SinkTransaction& transaction, TrashKeys& trash_keys, SyncReport& report) {
@@ -65,6 +86,7 @@ void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRea
         break;
       }
       ++report.images;
+      count_unknown(read.image, report.unknown);
       break;
     case ImageRead::Outcome::gone:
       // Deleted between listing and reading: normal on a live cluster, as `rbd ls -l`
@@ -103,8 +125,18 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
 
   tell(Phase::listing, 0, 0);
   report.fsid = source.cluster_fsid();
-  const std::vector<inventory::Pool> pools = source.list_pools(options.pool_names);
+  const PoolSelection selection = source.list_pools(options.pool_names);
+  const std::vector<inventory::Pool>& pools = selection.pools;
   report.pools = pools.size();
+  report.unreadable_pools = selection.unreadable;
+  for (const UnreadablePool& pool : selection.unreadable) {
+    // A least-privilege client's steady state, not a fault: said every run, so that the
+    // operator knows what it does not cover, but the run is not partial for it.
+    spdlog::warn(
+        "pool '{}' (id {}) not synced: this client may not read it ({}); its stored "
+        "rows are kept as they were",
+        display_text(pool.name, Controls::escape), pool.id, pool.error);
+  }
   // Rows go to the sink as they are read, so that memory holds one image at a time
   // (plus the sink's own staging), not the whole inventory. Nothing is visible before
   // commit(); an exception anywhere below drops the transaction and with it all of it.
@@ -184,9 +216,19 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
   report.read = source.read_methods();
   spdlog::info("reading: {} images read, {} vanished, {} unreadable, in {:.3f}s", report.images,
                report.skipped, report.stale.size(), seconds_since(read_start));
+  if (report.unknown.total() > 0) {
+    spdlog::info(
+        "not permitted to this client, stored as unknown: {} parents, {} children counts, {} "
+        "group names, {} usages",
+        report.unknown.parents, report.unknown.children, report.unknown.groups,
+        report.unknown.usage);
+  }
 
   SyncScope scope;
   scope.all_pools = options.pool_names.empty();
+  for (const UnreadablePool& pool : selection.unreadable) {
+    scope.unread_pool_ids.push_back(pool.id);
+  }
 
   const auto write_start = std::chrono::steady_clock::now();
   tell(Phase::writing, done, total);

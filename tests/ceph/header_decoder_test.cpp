@@ -77,7 +77,7 @@ TEST(HeaderDecoder, ConfigOverridesComeFromConfMetadata) {
 
 TEST(HeaderDecoder, GroupsMigrationsAndUnknownKeysFallBack) {
   for (const auto& [key, reason] :
-       std::map<std::string, std::string>{{"group", "group member"},
+       std::map<std::string, std::string>{{"rbd_group_ref", "group member"},
                                           {"migration", "migration"},
                                           {"mystery", "unknown header key 'mystery'"}}) {
     auto omap = captured_header();
@@ -197,6 +197,23 @@ TEST(HeaderDecoder, CapturedDirectoryAndTrashEntriesNameTheImage) {
             "trashme");
   EXPECT_FALSE(decode_directory_name(bytes("0800000074726173686d65")));
   EXPECT_FALSE(decode_trash_name(bytes("02031d000000")));
+}
+
+TEST(HeaderDecoder, CapturedGroupReferenceNamesTheGroupsPoolAndId) {
+  // rbd_group_ref of an image in group g1 of pool 102 (Pacific).
+  const auto spec =
+      decode_group_spec(bytes("010118000000"
+                              "6600000000000000"
+                              "0c000000363061623662386234353637"));
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->pool_id, 102);
+  EXPECT_EQ(spec->group_id, "60ab6b8b4567");
+  EXPECT_FALSE(decode_group_spec(bytes("010118000000660000")));
+  EXPECT_FALSE(
+      decode_group_spec(bytes("010218000000"
+                              "6600000000000000"
+                              "0c000000363061623662386234353637")))
+      << "compat 2 is a newer encoding";
 }
 
 TEST(HeaderDecoder, CloneV1ChildrenKeyAndValueAsCapturedFromRbdChildren) {

@@ -69,6 +69,75 @@ TEST(ImageRows, UsageIsEitherAValueOrAReason) {
   EXPECT_EQ(with_reason[used + 1], std::optional<std::string>("object map invalid"));
 }
 
+/// The index of `column` in rows of `table` (fsid and keys first).
+std::size_t column_at(const Table& table, const std::string& column) {
+  const auto& values = table.values;
+  const auto found = std::find(values.begin(), values.end(), column);
+  EXPECT_NE(found, values.end()) << column;
+  return 1 + table.keys.size() + static_cast<std::size_t>(found - values.begin());
+}
+
+TEST(ImageRows, ParentNamesThisClientMayNotReadAreNullWithTheReason) {
+  inventory::Image image;
+  image.key = {1, "", "abc"};
+  image.usage.unknown_reason = "fast-diff disabled";
+  image.parent = inventory::Parent{};
+  image.parent->pool_id = 2;
+  image.parent->pool_name = "images";
+  image.parent->image_id = "10ab";
+  image.parent->snap_id = 4;
+  image.parent->overlap_bytes = 1024;
+  image.parent->unknown_reason = "not permitted: test";
+  const auto row = image_row("f", image);
+  const Table& table = images_table();
+  EXPECT_EQ(row[column_at(table, "parent_pool_name")], std::optional<std::string>("images"));
+  EXPECT_EQ(row[column_at(table, "parent_image_id")], std::optional<std::string>("10ab"));
+  EXPECT_EQ(row[column_at(table, "parent_snap_id")], std::optional<std::string>("4"));
+  EXPECT_EQ(row[column_at(table, "parent_overlap_bytes")], std::optional<std::string>("1024"));
+  EXPECT_EQ(row[column_at(table, "parent_image_name")], std::nullopt);
+  EXPECT_EQ(row[column_at(table, "parent_snap_name")], std::nullopt);
+  EXPECT_EQ(row[column_at(table, "parent_in_trash")], std::nullopt);
+  EXPECT_EQ(row[column_at(table, "parent_unknown_reason")],
+            std::optional<std::string>("not permitted: test"));
+
+  image.parent->unknown_reason.clear();
+  image.parent->image_name = "golden";
+  const auto known = image_row("f", image);
+  EXPECT_EQ(known[column_at(table, "parent_image_name")], std::optional<std::string>("golden"));
+  EXPECT_EQ(known[column_at(table, "parent_in_trash")], std::optional<std::string>("f"));
+  EXPECT_EQ(known[column_at(table, "parent_unknown_reason")], std::nullopt);
+}
+
+TEST(ImageRows, GroupNameThisClientMayNotReadIsNullWithTheReason) {
+  inventory::Image image;
+  image.key = {1, "", "abc"};
+  image.usage.unknown_reason = "fast-diff disabled";
+  image.group = inventory::GroupMembership{7, "", "not permitted: test"};
+  const auto row = image_row("f", image);
+  const Table& table = images_table();
+  EXPECT_EQ(row[column_at(table, "group_pool_id")], std::optional<std::string>("7"));
+  EXPECT_EQ(row[column_at(table, "group_name")], std::nullopt);
+  EXPECT_EQ(row[column_at(table, "group_name_bytes")], std::nullopt);
+  EXPECT_EQ(row[column_at(table, "group_unknown_reason")],
+            std::optional<std::string>("not permitted: test"));
+}
+
+TEST(SnapshotRows, ChildrenAreEitherACountOrAReason) {
+  inventory::Image image;
+  image.key = {1, "", "abc"};
+  image.snapshots.resize(2);
+  image.snapshots[0].children = 3;
+  image.snapshots[1].children.reset();
+  image.snapshots[1].children_unknown_reason = "not permitted: test";
+  const auto rows = snapshot_rows("f", image);
+  const Table& table = snapshots_table();
+  EXPECT_EQ(rows[0][column_at(table, "children")], std::optional<std::string>("3"));
+  EXPECT_EQ(rows[0][column_at(table, "children_unknown_reason")], std::nullopt);
+  EXPECT_EQ(rows[1][column_at(table, "children")], std::nullopt);
+  EXPECT_EQ(rows[1][column_at(table, "children_unknown_reason")],
+            std::optional<std::string>("not permitted: test"));
+}
+
 TEST(SnapshotRows, HaveOneFieldPerColumnAndOneRowPerSnapshot) {
   inventory::Image image;
   image.key = {1, "ns", "abc"};

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -58,16 +59,34 @@ class FakeInventorySource : public sync::InventorySource {
   std::string cluster_fsid() override { return fsid; }
   std::string cluster_name() override { return "ceph"; }
 
-  std::vector<inventory::Pool> list_pools(const std::vector<std::string>& names) override {
+  std::vector<std::int64_t> unreadable;  ///< pool ids this client may not read
+
+  sync::PoolSelection list_pools(const std::vector<std::string>& names) override {
+    const auto readable = [this](const inventory::Pool& pool) {
+      return std::find(unreadable.begin(), unreadable.end(), pool.id) == unreadable.end();
+    };
+    sync::PoolSelection selection;
     if (names.empty()) {
-      return pools;
+      for (const auto& pool : pools) {
+        if (readable(pool)) {
+          selection.pools.push_back(pool);
+        } else {
+          selection.unreadable.push_back({pool.id, pool.name, "Operation not permitted"});
+        }
+      }
+      if (selection.pools.empty() && !selection.unreadable.empty()) {
+        throw Error(ExitCode::no_permission, "may read none of the rbd pools");
+      }
+      return selection;
     }
-    std::vector<inventory::Pool> chosen;
     for (const auto& name : names) {
       bool found = false;
       for (const auto& pool : pools) {
         if (pool.name == name) {
-          chosen.push_back(pool);
+          if (!readable(pool)) {
+            throw Error(ExitCode::no_permission, "may not read pool '" + name + "'");
+          }
+          selection.pools.push_back(pool);
           found = true;
         }
       }
@@ -75,7 +94,7 @@ class FakeInventorySource : public sync::InventorySource {
         throw Error(ExitCode::config, "pool '" + name + "' does not exist");
       }
     }
-    return chosen;
+    return selection;
   }
 
   sync::PoolListing list_pool(const inventory::Pool& pool) override {

@@ -126,8 +126,11 @@ class MemorySink : public sync::InventorySink {
         stale_ids.insert(image.key.image_id);
       }
       m_sink.stale_marks.push_back(stale_ids);
+      const std::set<std::int64_t> kept_pools(scope.unread_pool_ids.begin(),
+                                              scope.unread_pool_ids.end());
       const auto pool_in_scope = [&](std::int64_t pool_id) {
-        return scope.all_pools || read_pools.count(pool_id) != 0;
+        return kept_pools.count(pool_id) == 0 &&
+               (scope.all_pools || read_pools.count(pool_id) != 0);
       };
       const auto never = [](const auto&) { return false; };
 
@@ -163,7 +166,8 @@ class MemorySink : public sync::InventorySink {
           [&](const inventory::TrashEntry& entry) { return pool_in_scope(entry.pool_id); }, never);
       counts.pools = merge<inventory::Pool>(
           cluster.pools, seen.pools, [](const inventory::Pool& pool) { return pool.id; },
-          [&](const inventory::Pool&) { return scope.all_pools; }, never);
+          [&](const inventory::Pool& pool) { return scope.all_pools && pool_in_scope(pool.id); },
+          never);
       return counts;
     }
 

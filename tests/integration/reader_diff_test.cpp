@@ -35,7 +35,7 @@ ceph::CephConfig config(ceph::ImageReader reader) {
 std::map<inventory::ImageKey, inventory::Image> read_all(ceph::CephSource& source,
                                                          const std::vector<std::string>& pools) {
   std::map<inventory::ImageKey, inventory::Image> images;
-  for (const inventory::Pool& pool : source.list_pools(pools)) {
+  for (const inventory::Pool& pool : source.list_pools(pools).pools) {
     const sync::PoolListing listing = source.list_pool(pool);
     source.read_images(pool, listing.images, [&](std::size_t index, sync::ImageRead read) {
       EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read)
@@ -90,10 +90,15 @@ std::string differences(const inventory::Image& a, const inventory::Image& b) {
               : text(p->pool_id) + ":" + p->pool_name + "/" + p->pool_namespace + "/" +
                     p->image_id + ":" + p->image_name + "@" + text(p->snap_id) + ":" +
                     p->snap_name + " trash " + text(p->in_trash) + " overlap " +
-                    text(p->overlap_bytes);
+                    text(p->overlap_bytes) + " unknown '" + p->unknown_reason + "'";
   };
   field("parent", parent(a), parent(b));
-  field("group", text(a.group.has_value()), text(b.group.has_value()));
+  const auto group = [](const inventory::Image& image) {
+    const auto& g = image.group;
+    return !g ? std::string("none")
+              : text(g->pool_id) + ":" + g->name + " unknown '" + g->unknown_reason + "'";
+  };
+  field("group", group(a), group(b));
   field("usage", text(a.usage), text(b.usage));
   const auto config = [](const inventory::Image& image) {
     std::string all;
@@ -128,8 +133,9 @@ std::string differences(const inventory::Image& a, const inventory::Image& b) {
           text(x.id) + "/" + x.name + "/" + text(x.size_bytes) + "/" + x.namespace_type,
           text(y.id) + "/" + y.name + "/" + text(y.size_bytes) + "/" + y.namespace_type);
     field((at + " timestamp").c_str(), text(x.timestamp), text(y.timestamp));
-    field((at + " protected/children").c_str(), text(x.is_protected) + "/" + text(x.children),
-          text(y.is_protected) + "/" + text(y.children));
+    field((at + " protected/children").c_str(),
+          text(x.is_protected) + "/" + text(x.children) + " " + x.children_unknown_reason,
+          text(y.is_protected) + "/" + text(y.children) + " " + y.children_unknown_reason);
     field((at + " usage").c_str(), text(x.usage), text(y.usage));
   }
   if (out.str().empty() && a != b) {
@@ -285,7 +291,7 @@ TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
   std::size_t counted = 0;
   const auto time = [&](const std::string& what, ceph::ImageReader reader, bool serial) {
     ceph::CephSource source(config(reader));
-    const auto pools = source.list_pools({pool});
+    const auto pools = source.list_pools({pool}).pools;
     const sync::PoolListing listing = source.list_pool(pools.at(0));
     const auto start = std::chrono::steady_clock::now();
     std::size_t read = 0;

@@ -374,5 +374,57 @@ TEST_F(SyncerTest, UnknownPoolFailsBeforeAnythingIsRead) {
   EXPECT_EQ(sink.stores, 0);
 }
 
+TEST_F(SyncerTest, PoolTheClientMayNotReadKeepsItsRowsInASyncOfEveryPool) {
+  source.trash.push_back({2, "", "id-t", "t", "user", 1, 1});
+  sync();
+  source.unreadable = {2};
+  source.images.erase(source.images.begin() + 2);  // "c" went, but this client cannot tell
+  const SyncReport report = sync();
+  EXPECT_FALSE(report.partial()) << "a least-privilege client read all it may";
+  EXPECT_EQ(report.pools, 1U);
+  ASSERT_EQ(report.unreadable_pools.size(), 1U);
+  EXPECT_EQ(report.unreadable_pools[0].id, 2);
+  EXPECT_EQ(report.unreadable_pools[0].name, "vms");
+  EXPECT_EQ(report.counts.images.removed, 0U);
+  EXPECT_EQ(report.counts.pools.removed, 0U);
+  EXPECT_EQ(report.counts.trash.removed, 0U);
+  EXPECT_EQ(stored().pools.size(), 2U);
+  EXPECT_EQ(stored().images.size(), 3U);
+  EXPECT_EQ(stored().trash.size(), 1U);
+}
+
+TEST_F(SyncerTest, SyncOfEveryPoolFailsWhenTheClientMayReadNone) {
+  source.unreadable = {1, 2};
+  try {
+    sync();
+    FAIL() << "expected an Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::no_permission);
+  }
+  EXPECT_EQ(sink.commits, 0);
+}
+
+TEST_F(SyncerTest, ValuesTheClientMayNotReadAreCountedAsUnknown) {
+  const std::string not_permitted = std::string(inventory::k_not_permitted) + "test";
+  inventory::Image& clone = source.images[0];
+  clone.parent = inventory::Parent{};
+  clone.parent->unknown_reason = not_permitted;
+  clone.group = inventory::GroupMembership{3, "", not_permitted};
+  clone.usage.unknown_reason = not_permitted;
+  clone.snapshots.push_back(snapshot(4, "s1"));
+  clone.snapshots.back().children.reset();
+  clone.snapshots.back().children_unknown_reason = not_permitted;
+  clone.snapshots.push_back(snapshot(5, "s2"));
+  clone.snapshots.back().usage.unknown_reason = "fast-diff disabled";  // not about caps
+  const SyncReport report = sync();
+  EXPECT_FALSE(report.partial());
+  EXPECT_EQ(report.unknown.parents, 1U);
+  EXPECT_EQ(report.unknown.groups, 1U);
+  EXPECT_EQ(report.unknown.children, 1U);
+  EXPECT_EQ(report.unknown.usage, 1U);
+  EXPECT_EQ(report.unknown.total(), 4U);
+  EXPECT_EQ(stored().images.at(0).snapshots.at(0).children, std::nullopt);
+}
+
 }  // namespace
 }  // namespace rbdsync::sync

@@ -1,0 +1,36 @@
+#pragma once
+
+/// What a least-privilege client may not read. Ceph's usual per-service caps
+/// (`osd 'profile rbd pool=volumes'`, `osd 'profile rbd-read-only pool=P'`) cover the
+/// client's own pools; a few facts about an image live in other pools: the names of a
+/// clone's parent, the clones of a snapshot, the name of an image's group, the data
+/// objects of an image with a separate data pool. Reading those gets EPERM (the OSD
+/// refuses the op) where a client with caps on every pool gets an answer. rbd-sync stores
+/// such a value as unknown with one of the reasons below (all starting with
+/// inventory::k_not_permitted), and the run goes on; an EPERM anywhere else still means
+/// the client's access to the cluster or to a pool it syncs is refused (exit 77).
+
+#include <string>
+
+namespace rbdsync::ceph {
+
+/// EPERM (what an OSD answers to an op the caps do not allow) or EACCES (what a mon
+/// answers to a command they do not allow); positive errno values.
+bool is_permission_errno(int error_number);
+
+/// Parent::unknown_reason: the clone's parent lives in a pool this client cannot read.
+const std::string& parent_not_permitted();
+
+/// Snapshot::children_unknown_reason: list_children3() looks for clones in every pool
+/// (clone v1: each pool's `rbd_children`; both: the directory of each child's pool), and
+/// this client cannot read one of them.
+const std::string& children_not_permitted();
+
+/// GroupMembership::unknown_reason: the group lives in a pool this client cannot read.
+const std::string& group_not_permitted();
+
+/// Usage::unknown_reason: computing usage object by object (--exact-usage) reads the
+/// image's data pool, which this client cannot read.
+const std::string& data_pool_not_permitted();
+
+}  // namespace rbdsync::ceph

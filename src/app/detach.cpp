@@ -58,6 +58,31 @@ class BlockedSignals {
   bool m_restored = false;
 };
 
+/// Discards SIGINT, SIGTERM and SIGHUP sent to the old process group in the moment
+/// between fork() and setsid(), while they were blocked.
+void drop_pending_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  const timespec no_wait{0, 0};
+  while (::sigtimedwait(&signals, nullptr, &no_wait) > 0) {
+  }
+}
+
+/// Closes every descriptor from 3 up except `keep`.
+void close_inherited_descriptors(int keep) {
+  if (keep < 3) {
+    ::close_range(3, ~0U, 0);
+    return;
+  }
+  if (keep > 3) {
+    ::close_range(3, static_cast<unsigned>(keep) - 1, 0);
+  }
+  ::close_range(static_cast<unsigned>(keep) + 1, ~0U, 0);
+}
+
 /// The child's exit status as an exit code, as a shell reports it.
 int exit_code_of(int status) {
   if (WIFEXITED(status)) {
@@ -147,6 +172,13 @@ std::optional<int> DetachedRun::start(const cli::Config& config, DetachedRun& ch
     // The parent (or the reader of the shared stdout) may be gone by the time the
     // child writes: an EPIPE must not kill the sync.
     static_cast<void>(std::signal(SIGPIPE, SIG_IGN));
+    // A daemon has no terminal to hang up; and what was sent to the web server's group
+    // before setsid() is the server's business, not this run's.
+    static_cast<void>(std::signal(SIGHUP, SIG_IGN));
+    drop_pending_signals();
+    // Whatever else the web server left open without close-on-exec (its listening
+    // socket, pipes) must not live as long as the sync: only the report pipe stays.
+    close_inherited_descriptors(write_end.get());
     blocked.keep_for_child();
     child.m_report = std::move(write_end);
     child.m_log_path = log_path(config);

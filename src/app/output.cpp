@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/text.hpp"
 #include "sync/report.hpp"
 
 namespace rbdsync::app {
@@ -177,9 +178,12 @@ void print_already_running(const BusyHolder& holder, const cli::Config& config) 
 }
 
 void print_error(const Error& error, cli::OutputFormat format, const std::string& run_id) {
-  std::string line = std::string("rbd-sync: error: ") + error.what();
-  if (!error.hint().empty()) {
-    line += " (hint: " + error.hint() + ")";
+  // Messages may name pools and images, whose names are any bytes: one line of text.
+  const std::string message = display_text(error.what(), Controls::escape);
+  const std::string hint = display_text(error.hint(), Controls::escape);
+  std::string line = "rbd-sync: error: " + message;
+  if (!hint.empty()) {
+    line += " (hint: " + hint + ")";
   }
   std::cerr << line << std::endl;
   if (format == cli::OutputFormat::json) {
@@ -188,8 +192,8 @@ void print_error(const Error& error, cli::OutputFormat format, const std::string
     print_json({{"status", interrupted ? "interrupted" : "failed"},
                 {"exit_code", to_int(error.code())},
                 {"run_id", run_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(run_id)},
-                {"message", error.what()},
-                {"hint", error.hint()}});
+                {"message", message},
+                {"hint", hint}});
   }
 }
 

@@ -81,7 +81,8 @@ HeaderParent decode_parent(Decoder& outer) {
   if (has_overlap) {
     parent.head_overlap = in.number<std::uint64_t>();
   }
-  if (!in.at_end()) {
+  // Versions 1 and 2 end here; a later one may add fields, which the envelope skips.
+  if (version <= 2 && !in.at_end()) {
     in.fail();
   }
   return parent;

@@ -1,5 +1,6 @@
 #include "common/text.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -45,9 +46,20 @@ std::size_t utf8_sequence(std::string_view bytes, std::size_t at) {
   return length;
 }
 
-bool is_control(char c) {
-  const auto byte = static_cast<std::uint8_t>(c);
-  return byte < 0x20 || byte == 0x7f;
+/// A C0 control or DEL (one byte), or a C1 control (U+0080..U+009F, two bytes: some
+/// terminals obey U+009B as the start of an escape sequence).
+bool is_control(std::string_view bytes, std::size_t at, std::size_t length) {
+  const auto byte = static_cast<std::uint8_t>(bytes[at]);
+  if (length == 1) {
+    return byte < 0x20 || byte == 0x7f;
+  }
+  return length == 2 && byte == 0xc2 && static_cast<std::uint8_t>(bytes[at + 1]) <= 0x9f;
+}
+
+/// Whether the sequence of `length` bytes at `at` (0: not valid UTF-8) becomes \xHH.
+bool hex_escaped(std::string_view bytes, std::size_t at, std::size_t length, Controls controls) {
+  return length == 0 || bytes[at] == '\0' ||
+         (controls == Controls::escape && is_control(bytes, at, length));
 }
 
 void append_hex_escape(std::string& out, char c) {
@@ -57,11 +69,12 @@ void append_hex_escape(std::string& out, char c) {
   out += k_hex_digits[byte & 0xf];
 }
 
+/// A backslash makes the whole text escaped too: that keeps the escape one-to-one, as
+/// escaped text always holds a backslash and plain text never does.
 bool needs_escape(std::string_view bytes, Controls controls) {
   for (std::size_t at = 0; at < bytes.size();) {
     const std::size_t length = utf8_sequence(bytes, at);
-    if (length == 0 || bytes[at] == '\0' ||
-        (controls == Controls::escape && length == 1 && is_control(bytes[at]))) {
+    if (hex_escaped(bytes, at, length, controls) || bytes[at] == '\\') {
       return true;
     }
     at += length;
@@ -83,12 +96,14 @@ std::string display_text(std::string_view bytes, Controls controls) {
   out.reserve(bytes.size() + 8);
   for (std::size_t at = 0; at < bytes.size();) {
     const std::size_t length = utf8_sequence(bytes, at);
-    const char c = bytes[at];
-    if (length == 0 || c == '\0' ||
-        (controls == Controls::escape && length == 1 && is_control(c))) {
-      append_hex_escape(out, c);
-      ++at;
-    } else if (c == '\\') {
+    if (hex_escaped(bytes, at, length, controls)) {
+      // Byte by byte: an invalid sequence has no length of its own, a C1 control two.
+      const std::size_t escaped = std::max<std::size_t>(length, 1);
+      for (std::size_t i = 0; i < escaped; ++i) {
+        append_hex_escape(out, bytes[at + i]);
+      }
+      at += escaped;
+    } else if (bytes[at] == '\\') {
       out += "\\\\";
       ++at;
     } else {

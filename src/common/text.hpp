@@ -4,9 +4,12 @@
 /// anyone with write access to a pool can store any, old clusters hold Latin-1 names.
 /// PostgreSQL's text and jsonb, JSON and one-line log messages take only valid UTF-8
 /// (and no NUL), so such bytes are shown through one documented, reversible escape
-/// (docs/schema.md, "Names of any bytes"): text that needs none is left exactly as it
-/// is; otherwise every backslash is doubled and every byte that is not part of a valid
-/// UTF-8 sequence (and every NUL) becomes \xHH, two lowercase hex digits.
+/// (docs/schema.md, "Names of any bytes"): valid UTF-8 without NUL or backslash is left
+/// exactly as it is; any other text is escaped: every backslash is doubled and every
+/// byte that is not part of a valid UTF-8 sequence (and every NUL) becomes \xHH, two
+/// lowercase hex digits. The escape is one-to-one: escaped text always holds a
+/// backslash, plain text never does, so two different names never share a display text
+/// (names are parts of keys).
 
 #include <string>
 #include <string_view>
@@ -14,13 +17,13 @@
 namespace rbdsync {
 
 /// True when `bytes` are valid UTF-8 (RFC 3629: no overlong forms, no surrogates, at
-/// most U+10FFFF) without a NUL: what PostgreSQL stores as text unchanged.
+/// most U+10FFFF) without a NUL or a backslash: text stored exactly as it is.
 bool is_plain_text(std::string_view bytes);
 
 /// What display_text() escapes besides invalid bytes.
 enum class Controls {
   keep,    ///< for storage: tabs and newlines are part of the name
-  escape,  ///< for one-line messages: every C0 control and DEL escaped too
+  escape,  ///< for one-line messages: every C0 and C1 control and DEL escaped too
 };
 
 /// `bytes` as valid UTF-8 text, escaped as the file comment says when it must be.

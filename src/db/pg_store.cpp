@@ -144,11 +144,13 @@ class PgTransaction : public sync::SinkTransaction {
           " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND t.image_id = x.image_id "
           "AND t.stale_error IS DISTINCT FROM x.error");
       // An image unreadable on its very first sync still gets a row: what the listing
-      // knew, and why it could not be read, so that the console shows it.
+      // knew, and why it could not be read, so that the console shows it. Once per key,
+      // whatever the listing held (format 1 images all have the empty id).
       const auto unreadable_added =
           work.exec(
                   "INSERT INTO rbdsync.images (fsid, pool_id, namespace, image_id, name, "
-                  "name_bytes, used_unknown_reason, stale_error, stale_since) SELECT " +
+                  "name_bytes, used_unknown_reason, stale_error, stale_since) "
+                  "SELECT DISTINCT ON (x.pool_id, x.namespace, x.image_id) " +
                   work.quote(m_fsid) +
                   ", x.pool_id, x.namespace, x.image_id, x.name, x.name_bytes, 'not read yet', "
                   "x.error, now() FROM stale_images AS x WHERE NOT EXISTS (SELECT 1 FROM "

@@ -61,25 +61,9 @@ nlohmann::json to_json(const RunInfo& run) {
 }
 
 /// `text` cut to `max_bytes` and shown as one printable line: the project's escape for
-/// invalid UTF-8 and C0 controls (common/text.hpp), and C1 controls (U+0080..U+009F,
-/// which some terminals obey as escape sequences) as their two bytes, \xc2\xHH.
+/// invalid UTF-8 and C0 and C1 controls (common/text.hpp).
 std::string printable(const std::string& text, std::size_t max_bytes) {
-  const std::string escaped =
-      display_text(std::string_view(text).substr(0, max_bytes), Controls::escape);
-  std::string out;
-  out.reserve(escaped.size());
-  for (std::size_t at = 0; at < escaped.size(); ++at) {
-    const auto next = at + 1 < escaped.size() ? static_cast<unsigned char>(escaped[at + 1]) : 0;
-    if (static_cast<unsigned char>(escaped[at]) == 0xc2 && next >= 0x80 && next <= 0x9f) {
-      out += "\\xc2\\x";
-      out += "0123456789abcdef"[next >> 4];
-      out += "0123456789abcdef"[next & 0xf];
-      ++at;
-    } else {
-      out += escaped[at];
-    }
-  }
-  return out;
+  return display_text(std::string_view(text).substr(0, max_bytes), Controls::escape);
 }
 
 /// Why a record is not shown: a field that is missing, of the wrong type or out of range.

@@ -24,12 +24,24 @@ std::string unescape(const std::string& text) {
   return out;
 }
 
-TEST(Text, ValidUtf8IsLeftExactlyAsItIs) {
-  for (const std::string name : {"", "rbd", "caf\xc3\xa9", "back\\slash", "tab\there", "\\N", "\\.",
-                                 "\xf0\x9f\x92\xbe", "\xe2\x82\xac"}) {
+TEST(Text, ValidUtf8WithoutBackslashIsLeftExactlyAsItIs) {
+  for (const std::string name :
+       {"", "rbd", "caf\xc3\xa9", "tab\there", "new\nline", "\xf0\x9f\x92\xbe", "\xe2\x82\xac"}) {
     EXPECT_TRUE(is_plain_text(name)) << name;
     EXPECT_EQ(display_text(name), name);
   }
+}
+
+TEST(Text, ABackslashIsEscapedSoThatTheEscapeIsOneToOne) {
+  // The four characters \xff and the byte 0xff must not share a display text: names
+  // are parts of keys.
+  EXPECT_FALSE(is_plain_text("\\xff"));
+  EXPECT_EQ(display_text("\\xff"), "\\\\xff");
+  EXPECT_EQ(display_text("\xff"), "\\xff");
+  EXPECT_EQ(display_text("back\\slash"), "back\\\\slash");
+  EXPECT_EQ(display_text("\\N"), "\\\\N");
+  EXPECT_EQ(display_text("\\."), "\\\\.");
+  EXPECT_EQ(unescape(display_text("\\xff")), "\\xff");
 }
 
 TEST(Text, Latin1BytesAreEscapedAndBackslashesDoubled) {
@@ -60,6 +72,17 @@ TEST(Text, OneLineMessagesEscapeControlsToo) {
   EXPECT_EQ(display_text("plain", Controls::escape), "plain");
   EXPECT_EQ(display_text("a\\b\n", Controls::escape), "a\\\\b\\x0a");
   EXPECT_EQ(display_text("a\nb", Controls::keep), "a\nb");
+  // C1 controls (U+009B starts an escape sequence on some terminals), byte by byte.
+  EXPECT_EQ(display_text("x\xc2\x9b"
+                         "31m",
+                         Controls::escape),
+            "x\\xc2\\x9b31m");
+  EXPECT_EQ(display_text("x\xc2\x9b"
+                         "31m",
+                         Controls::keep),
+            "x\xc2\x9b"
+            "31m");
+  EXPECT_EQ(display_text("\xc2\xa0", Controls::escape), "\xc2\xa0");  // U+00A0: no control
 }
 
 TEST(Text, HexBytesAreTwoLowercaseDigitsAByte) {

@@ -126,9 +126,9 @@ TEST_P(HostileBytesTest, NamesOfAnyBytesAreStoredAsDisplayTextWithTheirExactByte
                                 {latin1_id, "caf\\xe9|636166e9"},
                                 {tab_id, "tab\there|NULL"},
                                 {newline_id, "new\nline|NULL"},
-                                {backslash_id, "back\\slash|NULL"},
-                                {dot_id, "\\.|NULL"},
-                                {null_id, "\\N|NULL"},
+                                {backslash_id, "back\\\\slash|6261636b5c736c617368"},
+                                {dot_id, "\\\\.|5c2e"},
+                                {null_id, "\\\\N|5c4e"},
                                 {in_ns_id, "in\\xe9|696ee9"},
                             }));
   EXPECT_EQ(db.rows("SELECT namespace, name, encode(name_bytes, 'hex') FROM rbdsync.images "

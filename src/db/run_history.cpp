@@ -91,9 +91,9 @@ void RunHistory::finish(const RunRow& run) {
         "unreadable_pools = nullif($18, '')::jsonb "
         "WHERE run_id = $1",
         run.run_id, run.status, run.phase, run.done, run.total, run.pools, run.images, run.added,
-        run.changed, run.removed, run.skipped, run.exit_code, display_text(run.error, Controls::escape),
-        run.duration_seconds, run.stale, run.counts_json, run.stale_images_json,
-        run.unreadable_pools_json);
+        run.changed, run.removed, run.skipped, run.exit_code,
+        display_text(run.error, Controls::escape), run.duration_seconds, run.stale, run.counts_json,
+        run.stale_images_json, run.unreadable_pools_json);
   });
 }
 

@@ -52,6 +52,17 @@ std::string required_env(const char* name) {
   return value;
 }
 
+std::string literal(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) {
+    quoted += c;
+    if (c == '\'') {
+      quoted += '\'';
+    }
+  }
+  return quoted + "'";
+}
+
 std::string unique_name(const std::string& prefix) {
   static std::atomic<int> counter{0};
   return prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);

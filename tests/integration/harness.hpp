@@ -31,6 +31,9 @@ std::string required_env(const char* name);
 /// A name no other test (or test run) uses: "<prefix>-<pid>-<n>".
 std::string unique_name(const std::string& prefix);
 
+/// A SQL string literal (standard_conforming_strings is on).
+std::string literal(const std::string& text);
+
 struct RunResult {
   int exit_code = -1;
   std::string out;

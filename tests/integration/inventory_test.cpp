@@ -47,18 +47,6 @@ std::vector<std::string> with_image(std::vector<std::string> args, const Locatio
   return args;
 }
 
-/// A SQL string literal (standard_conforming_strings is on).
-std::string literal(const std::string& text) {
-  std::string quoted = "'";
-  for (const char c : text) {
-    quoted += c;
-    if (c == '\'') {
-      quoted += '\'';
-    }
-  }
-  return quoted + "'";
-}
-
 /// A short, printable name for messages (one image name is 2041 bytes long).
 std::string shown(const std::string& name) {
   return name.size() > 40 ? name.substr(0, 20) + "...(" + std::to_string(name.size()) + " bytes)"

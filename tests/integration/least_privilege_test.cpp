@@ -36,18 +36,6 @@ void check(int r, const std::string& what) {
   }
 }
 
-/// A SQL string literal (standard_conforming_strings is on).
-std::string literal(const std::string& text) {
-  std::string quoted = "'";
-  for (const char c : text) {
-    quoted += c;
-    if (c == '\'') {
-      quoted += '\'';
-    }
-  }
-  return quoted + "'";
-}
-
 /// A cephx client made for one test with `caps` ({"mon", "profile rbd", "osd", ...}),
 /// its keyring written to `dir`; removed from the cluster (`auth rm`) on destruction.
 class CephClient {

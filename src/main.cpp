@@ -4,12 +4,9 @@
 #include <optional>
 #include <string>
 
-#include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include "app/commands.hpp"
 #include "app/detach.hpp"
+#include "app/logging.hpp"
 #include "app/output.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
@@ -17,25 +14,6 @@
 #include "common/version.hpp"
 
 namespace {
-
-void configure_logging(const rbdsync::cli::Config& config) {
-  // stdout carries results only, so logs go to stderr or, for cron, to an appended file.
-  std::shared_ptr<spdlog::logger> logger;
-  if (config.log_file.empty()) {
-    logger = spdlog::stderr_color_mt("rbd-sync");
-  } else {
-    try {
-      logger = spdlog::basic_logger_mt("rbd-sync", config.log_file, /*truncate=*/false);
-    } catch (const spdlog::spdlog_ex& e) {
-      throw rbdsync::Error(rbdsync::ExitCode::cant_create,
-                           "cannot open log file '" + config.log_file + "': " + e.what(),
-                           "check the directory and permissions, or drop --log-file");
-    }
-  }
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z rbd-sync[%P] %l: %v");
-  logger->set_level(spdlog::level::from_str(config.log_level));
-  spdlog::set_default_logger(logger);
-}
 
 /// Whether the command line asks for JSON, looked at before parsing it, so that even
 /// a usage error reaches a --json caller as a JSON object.
@@ -69,7 +47,7 @@ int main(int argc, char** argv) {
     }
     // Before any other thread exists (librados starts many), so all inherit the mask.
     rbdsync::interrupts::install();
-    configure_logging(config);
+    rbdsync::app::configure_logging(config);
     switch (config.command) {
       case rbdsync::cli::Command::help:
         std::cout << config.help_text;

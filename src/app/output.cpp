@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/logging.hpp"
 #include "common/text.hpp"
 #include "sync/report.hpp"
 
@@ -121,7 +122,8 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
   }
   // Unreadable images are worth a line each on stderr even with --quiet: cron mails it.
   for (const sync::StaleImage& image : report.stale) {
-    std::cerr << "rbd-sync: warning: image " << image.path << " (id " << image.key.image_id
+    std::cerr << stderr_prefix(Priority::warning) << "rbd-sync: warning: image " << image.path
+              << " (id " << image.key.image_id
               << ") could not be read, kept its previous rows, marked stale: " << image.error
               << std::endl;
   }
@@ -173,7 +175,8 @@ void print_already_running(const BusyHolder& holder, const cli::Config& config) 
     print_json(object);
   }
   if (!config.quiet) {
-    std::cerr << "rbd-sync: " << message << std::endl;
+    // Not a failure (the guard did its job), but worth a look if it happens every night.
+    std::cerr << stderr_prefix(Priority::notice) << "rbd-sync: " << message << std::endl;
   }
 }
 
@@ -185,7 +188,7 @@ void print_error(const Error& error, cli::OutputFormat format, const std::string
   if (!hint.empty()) {
     line += " (hint: " + hint + ")";
   }
-  std::cerr << line << std::endl;
+  std::cerr << stderr_prefix(Priority::err) << line << std::endl;
   if (format == cli::OutputFormat::json) {
     const bool interrupted =
         error.code() == ExitCode::interrupted_int || error.code() == ExitCode::interrupted_term;

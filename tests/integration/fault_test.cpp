@@ -18,13 +18,6 @@ namespace {
 
 constexpr int k_images = 200;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 pid_t pid_from_file(const std::string& path) {
   return std::stoi(read_file(path));
 }

@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -61,6 +63,13 @@ std::string literal(const std::string& text) {
     }
   }
   return quoted + "'";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 std::string unique_name(const std::string& prefix) {

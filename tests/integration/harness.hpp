@@ -34,6 +34,9 @@ std::string unique_name(const std::string& prefix);
 /// A SQL string literal (standard_conforming_strings is on).
 std::string literal(const std::string& text);
 
+/// The whole content of a file ("" when it cannot be read).
+std::string read_file(const std::string& path);
+
 struct RunResult {
   int exit_code = -1;
   std::string out;

@@ -215,10 +215,8 @@ TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy)
   EXPECT_EQ(watched.exit_code, 0) << watched.out << watched.err;
   EXPECT_NE(watched.out.find("succeeded done 20/20 exit 0"), std::string::npos) << watched.out;
   // The detached run's result went to its log beside the lock file.
-  std::ifstream log(dir.file("detached.log"));
-  std::stringstream text;
-  text << log.rdbuf();
-  EXPECT_NE(text.str().find("\"status\":\"succeeded\""), std::string::npos) << text.str();
+  const std::string log = read_file(dir.file("detached.log"));
+  EXPECT_NE(log.find("\"status\":\"succeeded\""), std::string::npos) << log;
 }
 
 TEST_F(OpsTest, TwentyPressesStartExactlyOneRunAndEveryOtherNamesIt) {
@@ -289,6 +287,55 @@ TEST_F(OpsTest, DetachedRunThatCannotStartAnswersWithItsOwnExitCodeAndMessage) {
   EXPECT_FALSE(answer.at("message").get<std::string>().empty());
   EXPECT_FALSE(answer.at("hint").get<std::string>().empty());
   EXPECT_EQ(lock_status(lock_file).at("running"), false);
+}
+
+// Under systemd, stderr is the journal and JOURNAL_STREAM names it: every line then
+// starts with its syslog priority, so `journalctl -p err -u rbd-sync` shows the failure
+// and a busy guard is a notice, not an error. The same run with stderr elsewhere (cron
+// under a unit, a shell) writes plain lines.
+TEST_F(OpsTest, StderrThatIsTheJournalGetsSyslogPrioritiesAndOtherStderrPlainLines) {
+  const std::string journal = dir.file("journal.txt");
+  const std::string elsewhere = dir.file("elsewhere.txt");
+  const auto run_with_stderr_in = [&](const std::string& file, const std::string& named,
+                                      const std::string& args) {
+    // stat -c '%d:%i' is the device and inode as systemd writes them.
+    const std::string script = ": >" + file + " && : >" + named +
+                               " && JOURNAL_STREAM=$(stat -c '%d:%i' " + named + ") exec " +
+                               RBDSYNC_BINARY + " " + args + " 2>>" + file;
+    return run_program({"/bin/sh", "-c", script}, 60);
+  };
+  const std::string failing = "run --log-level info --lock-file " + lock_file +
+                              " --db 'host=127.0.0.1 port=1 dbname=none connect_timeout=2'";
+
+  const RunResult failed = run_with_stderr_in(journal, journal, failing);
+  EXPECT_EQ(failed.exit_code, 69) << failed.out << failed.err;
+  const auto lines = lines_of(read_file(journal));
+  ASSERT_FALSE(lines.empty());
+  for (const std::string& line : lines) {
+    EXPECT_TRUE(line.size() > 3 && line[0] == '<' && line[1] >= '0' && line[1] <= '7' &&
+                line[2] == '>')
+        << "no priority prefix: " << line;
+  }
+  EXPECT_NE(read_file(journal).find("<3>rbd-sync: error: cannot connect to PostgreSQL"),
+            std::string::npos)
+      << read_file(journal);
+  EXPECT_NE(read_file(journal).find("<6>info: run "), std::string::npos) << read_file(journal);
+
+  // JOURNAL_STREAM inherited, but stderr redirected: plain, timestamped lines.
+  const RunResult plain = run_with_stderr_in(elsewhere, journal, failing);
+  EXPECT_EQ(plain.exit_code, 69) << plain.out << plain.err;
+  const std::string plain_text = read_file(elsewhere);
+  EXPECT_EQ(plain_text.find('<'), std::string::npos) << plain_text;
+  EXPECT_NE(plain_text.find("rbd-sync: error: cannot connect to PostgreSQL"), std::string::npos)
+      << plain_text;
+
+  // A busy guard is a notice (5): not among the errors.
+  lock::FileLock held(lock_file);
+  ASSERT_TRUE(held.try_lock());
+  const RunResult busy = run_with_stderr_in(journal, journal, "run --lock-file " + lock_file);
+  EXPECT_EQ(busy.exit_code, 75) << busy.out << busy.err;
+  EXPECT_EQ(read_file(journal).rfind("<5>rbd-sync: already running: ", 0), 0U)
+      << read_file(journal);
 }
 
 }  // namespace

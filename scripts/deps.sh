@@ -33,14 +33,15 @@ service_pkgs=(
     uuid-runtime util-linux procps iproute2 python3
 )
 
-# Packaging and the tests around it: cpack's DEB generator needs dpkg-shlibdeps
-# (dpkg-dev); the unit files are checked with systemd-analyze (systemd); the metrics
+# Packaging and the tests around it: the package is built with debhelper (dpkg-dev,
+# debhelper), checked with lintian, its log rotation with logrotate; the unit files are
+# checked with systemd-analyze (systemd); the metrics
 # file is parsed with the Prometheus client's own parser, and the web-backend example
 # reads the run history with psycopg2 (both for the system python3). The console page's
 # test drives Debian's Chromium through its chromedriver with selenium (nothing is
 # downloaded: the test names /usr/bin/chromedriver) and makes images with python3-rbd.
 extra_pkgs=(
-    dpkg-dev gzip systemd python3-prometheus-client python3-psycopg2
+    dpkg-dev debhelper lintian logrotate gzip systemd python3-prometheus-client python3-psycopg2
     chromium chromium-driver python3-selenium python3-rados python3-rbd
 )
 

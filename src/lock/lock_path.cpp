@@ -18,6 +18,11 @@ namespace rbdsync::lock {
 
 namespace {
 
+/// For a call whose failure leaves a usable result (a group or mode that could not be
+/// shared stays the caller's): the result is looked at, and deliberately dropped.
+/// glibc marks fchown warn_unused_result, which a cast to void does not silence.
+void best_effort(int /*result*/) {}
+
 constexpr mode_t k_file_mode = 0660;
 // setgid: files made in the directory get its group, whoever makes them.
 constexpr mode_t k_dir_mode = 02770;
@@ -219,7 +224,7 @@ void make_lock_directory(const std::string& lock_path, const Dir& parent, const 
   if (const auto gid = group_id(shared_group)) {
     // Allowed for root and for a member of the group; otherwise the directory stays
     // the caller's own group, as a plain mkdir would leave it.
-    static_cast<void>(::fchown(made.get(), static_cast<uid_t>(-1), *gid));
+    best_effort(::fchown(made.get(), static_cast<uid_t>(-1), *gid));
   }
   // After fchown, which may clear setgid; mkdirat's mode went through the umask.
   static_cast<void>(::fchmod(made.get(), k_dir_mode));
@@ -284,7 +289,7 @@ void share_like_directory(int fd, const Dir& dir, const struct stat& st) {
     return;
   }
   if ((dir.st.st_mode & S_ISGID) != 0 && st.st_gid != dir.st.st_gid) {
-    static_cast<void>(::fchown(fd, static_cast<uid_t>(-1), dir.st.st_gid));
+    best_effort(::fchown(fd, static_cast<uid_t>(-1), dir.st.st_gid));
   }
   if ((st.st_mode & 07777) != k_file_mode) {
     static_cast<void>(::fchmod(fd, k_file_mode));

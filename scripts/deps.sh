@@ -39,8 +39,10 @@ service_pkgs=(
 # reads the run history with psycopg2 (both for the system python3). The console page's
 # test drives Debian's Chromium through its chromedriver with selenium (nothing is
 # downloaded: the test names /usr/bin/chromedriver) and makes images with python3-rbd.
+# groff (groff-base, which man-db pulls in anyway) renders the generated man page in
+# the unit test that fails on its warnings.
 extra_pkgs=(
-    dpkg-dev gzip systemd python3-prometheus-client python3-psycopg2
+    dpkg-dev gzip groff-base systemd python3-prometheus-client python3-psycopg2
     chromium chromium-driver python3-selenium python3-rados python3-rbd
 )
 

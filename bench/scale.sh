@@ -8,7 +8,7 @@
 # ~10% with a snapshot, a few clones, a few dozen small writes), then times, R rounds,
 # alternating (the order rotates each round):
 #   * rbd-sync run, once per reader (--reader librbd and --reader direct when
-#     `rbd-sync --help` lists --reader, else the default reader only): a full sync into
+#     `rbd-sync run --help` lists --reader, else the default reader only): a full sync into
 #     emptied rbdsync inventory tables, then a no-op resync;
 #   * rbd ls -l --format json + rbd du -p POOL --format json;
 #   * the old Python job (bench/baseline/old_job.py, Debian's /usr/bin/python3);
@@ -105,11 +105,13 @@ say "services up and $images images made in $(awk -v a="$t0" -v b="$(now)" 'BEGI
 build_rev="$("$rbd_sync" --version 2>/dev/null | head -n 1), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
 git -C "$root" diff --quiet HEAD -- src CMakeLists.txt sql 2>/dev/null || build_rev+=" + uncommitted src changes"
 readers=()
-if "$rbd_sync" --help 2>&1 | grep -q -- '--reader'; then
+# `run --help`: the global --help lists only the options of every command; an older
+# binary, with one help for all, answers it with that.
+if "$rbd_sync" run --help 2>&1 | grep -q -- '--reader'; then
     for r in librbd direct; do
         if wanted "$r"; then readers+=("$r"); fi
     done
-    reader_note="readers: ${readers[*]:-none} (rbd-sync --help lists --reader)"
+    reader_note="readers: ${readers[*]:-none} (rbd-sync run --help lists --reader)"
 else
     readers=(default)
     reader_note="reader: the default only (this rbd-sync has no --reader option)"

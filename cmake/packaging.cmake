@@ -6,16 +6,6 @@
 install(TARGETS rbd-sync RUNTIME DESTINATION bin)
 install(FILES ${RBDSYNC_MIGRATIONS} DESTINATION share/rbd-sync/sql)
 
-# Debian wants man pages compressed.
-set(RBDSYNC_MAN_GZ ${CMAKE_BINARY_DIR}/rbd-sync.1.gz)
-add_custom_command(
-  OUTPUT ${RBDSYNC_MAN_GZ}
-  COMMAND gzip -9n -c ${CMAKE_SOURCE_DIR}/docs/rbd-sync.1 > ${RBDSYNC_MAN_GZ}
-  DEPENDS ${CMAKE_SOURCE_DIR}/docs/rbd-sync.1
-  VERBATIM)
-add_custom_target(rbdsync_man ALL DEPENDS ${RBDSYNC_MAN_GZ})
-install(FILES ${RBDSYNC_MAN_GZ} DESTINATION share/man/man1)
-
 install(FILES cron/rbd-sync.cron DESTINATION /etc/cron.d RENAME rbd-sync)
 install(PROGRAMS cron/rbd-sync-cron-job DESTINATION libexec/rbd-sync RENAME cron-job)
 install(FILES cron/rbd-sync.default DESTINATION /etc/default RENAME rbd-sync)

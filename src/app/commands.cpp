@@ -263,7 +263,9 @@ ExitCode run_sync(const cli::Config& config,
 }
 
 ExitCode run_migrate(const cli::Config& config) {
-  db::PgStore store(config.db);
+  // Under the same statement_timeout as a run, raised with --db-timeout: a migration
+  // that rewrites a large table, or waits for another migrate, may need longer.
+  db::PgStore store(config.db, config.db_timeout_seconds);
   std::string applied;
   for (const int version : store.migrate()) {
     applied += (applied.empty() ? "" : ",") + std::to_string(version);

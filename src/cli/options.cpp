@@ -4,6 +4,9 @@
 
 #include <cxxopts.hpp>
 
+#include "cli/cxxopts_table.hpp"
+#include "cli/help.hpp"
+#include "cli/option_table.hpp"
 #include "common/error.hpp"
 
 namespace rbdsync::cli {
@@ -11,78 +14,75 @@ namespace rbdsync::cli {
 namespace {
 
 constexpr const char* k_usage_hint = "see 'rbd-sync --help'";
+constexpr const char* k_command_hint =
+    "use 'rbd-sync run', 'rbd-sync migrate' or 'rbd-sync status'";
+/// The positional arguments: the command, and what follows it (a topic for `help`).
+constexpr const char* k_command = "command";
+constexpr const char* k_operands = "operands";
 
+/// One parser for every command, built from the option table: which command an option
+/// belongs to is checked after parsing, so that the error can say where it applies.
 cxxopts::Options make_options() {
-  cxxopts::Options options("rbd-sync",
-                           "Keeps a PostgreSQL inventory of Ceph RBD images up to date.\n");
-  options.custom_help("[OPTIONS]");
-  options.positional_help("run|migrate|status");
-  // clang-format off
-  options.add_options()
-      ("command", "run | migrate | status", cxxopts::value<std::string>())
-      ("h,help", "print this help and exit")
-      ("version", "print the version and exit");
-  options.add_options("Database")
-      (flag::k_db, "libpq conninfo or URI, without password (passwords come from "
-                   "~/.pgpass, PGPASSFILE or pg_service.conf)",
-       cxxopts::value<std::string>()->default_value(k_default_db))
-      (flag::k_db_timeout, "seconds any one database statement may take",
-       cxxopts::value<int>()->default_value("300"));
-  options.add_options("Guard")
-      (flag::k_lock_file, "the lock file every caller shares",
-       cxxopts::value<std::string>()->default_value(k_default_lock_file))
-      (flag::k_wait, "wait up to this many seconds for a running sync to finish "
-                     "(default 0: exit 75 at once)",
-       cxxopts::value<int>()->default_value("0"))
-      (flag::k_trigger, "who started this run: cron | web | manual",
-       cxxopts::value<std::string>()->default_value("manual"))
-      (flag::k_detach, "run: return once this run holds both guards ('started', exit 0) or "
-                       "found one busy (exit 75); the sync goes on in the background, "
-                       "logging to --log-file (default: detached.log beside the lock file)");
-  options.add_options("Ceph")
-      (flag::k_ceph_conf, "ceph.conf path (default: $CEPH_CONF, /etc/ceph/ceph.conf)",
-       cxxopts::value<std::string>())
-      (flag::k_id, "client id, as in 'rbd --id' (default: admin)", cxxopts::value<std::string>())
-      ("n,name", "client name, as in 'rbd --name client.ID'", cxxopts::value<std::string>())
-      (flag::k_keyring, "keyring path (default: 'keyring' from ceph.conf)",
-       cxxopts::value<std::string>())
-      ("p,pool", "pool to sync; repeatable (default: every pool with the rbd application)",
-       cxxopts::value<std::vector<std::string>>())
-      (flag::k_ceph_timeout, "seconds to wait for a mon or OSD before failing",
-       cxxopts::value<int>()->default_value("30"))
-      (flag::k_exact_usage,
-       "compute used bytes of images without a valid fast-diff map too (reads every object: slow)")
-      (flag::k_reader, "how images are read: direct (decode header objects, librbd for what it "
-                       "does not understand) | librbd (open each)",
-       cxxopts::value<std::string>()->default_value("direct"));
-  options.add_options("Output")
-      (flag::k_format, "result on stdout: plain | json", cxxopts::value<std::string>()->default_value("plain"))
-      (flag::k_json, "same as --format json")
-      ("v,verbose", "log debug messages on stderr")
-      ("q,quiet", "print no result line; errors still go to stderr")
-      (flag::k_log_file, "append logs to this file instead of stderr",
-       cxxopts::value<std::string>())
-      (flag::k_metrics_file, "write Prometheus textfile metrics of the run here",
-       cxxopts::value<std::string>())
-      (flag::k_log_level, "trace | debug | info | warn | error | off",
-       cxxopts::value<std::string>()->default_value("warn"));
-  // clang-format on
-  options.parse_positional({"command"});
+  cxxopts::Options options("rbd-sync");
+  for (const OptionSpec& option : option_table()) {
+    add_table_option(options, option, Purpose::parse, group_name(option.group));
+  }
+  options.add_options()(k_command, "", cxxopts::value<std::string>())(
+      k_operands, "", cxxopts::value<std::vector<std::string>>());
+  options.parse_positional({k_command, k_operands});
   return options;
 }
 
-Command parse_command(const std::string& name) {
-  if (name == "run") {
-    return Command::run;
+/// The command named on the command line; for `help`, the command asked about.
+struct CommandLine {
+  const CommandSpec* command = nullptr;  ///< nullptr: none named
+  bool help = false;                     ///< `help` or --help
+};
+
+CommandLine read_command(const cxxopts::ParseResult& result) {
+  CommandLine line;
+  line.help = result.count(flag::k_help) != 0;
+  std::vector<std::string> operands;
+  if (result.count(k_operands) != 0) {
+    operands = result[k_operands].as<std::vector<std::string>>();
   }
-  if (name == "migrate") {
-    return Command::migrate;
+  if (result.count(k_command) != 0) {
+    const auto name = result[k_command].as<std::string>();
+    if (name == "help") {
+      line.help = true;
+      if (!operands.empty()) {
+        line.command = find_command(operands.front());
+        if (line.command == nullptr) {
+          throw Error(ExitCode::usage, "unknown command '" + operands.front() + "'",
+                      "use 'rbd-sync help run', 'rbd-sync help migrate' or "
+                      "'rbd-sync help status'");
+        }
+        operands.erase(operands.begin());
+      }
+    } else {
+      line.command = find_command(name);
+      if (line.command == nullptr) {
+        throw Error(ExitCode::usage, "unknown command '" + name + "'", k_command_hint);
+      }
+    }
   }
-  if (name == "status") {
-    return Command::status;
+  if (!operands.empty()) {
+    throw Error(ExitCode::usage, "unexpected argument '" + operands.front() + "'", k_usage_hint);
   }
-  throw Error(ExitCode::usage, "unknown command '" + name + "'",
-              "use 'rbd-sync run', 'rbd-sync migrate' or 'rbd-sync status'");
+  return line;
+}
+
+/// Refuses an option given to a command that would ignore it.
+void refuse_foreign_options(const cxxopts::ParseResult& result, const CommandSpec& command) {
+  for (const OptionSpec& option : option_table()) {
+    if (result.count(option.long_name) != 0 && !applies_to(option, command.command)) {
+      throw Error(ExitCode::usage,
+                  std::string("--") + option.long_name + " applies to " +
+                      quoted_command_names(option.commands) + " only",
+                  std::string("'rbd-sync help ") + command.name + "' lists the options of '" +
+                      command.name + "'");
+    }
+  }
 }
 
 OutputFormat parse_format(const std::string& name) {
@@ -135,20 +135,22 @@ Config parse(int argc, const char* const argv[]) {
       throw Error(ExitCode::usage, "unexpected argument '" + result.unmatched().front() + "'",
                   k_usage_hint);
     }
-    if (result.count(flag::k_help) != 0) {
+    const CommandLine line = read_command(result);
+    if (line.help) {
       config.command = Command::help;
-      config.help_text = options.help({"", "Guard", "Ceph", "Database", "Output"});
+      config.help_text =
+          line.command != nullptr ? command_help(line.command->command) : global_help();
       return config;
     }
     if (result.count(flag::k_version) != 0) {
       config.command = Command::version;
       return config;
     }
-    if (result.count("command") == 0) {
-      throw Error(ExitCode::usage, "no command given",
-                  "use 'rbd-sync run', 'rbd-sync migrate' or 'rbd-sync status'");
+    if (line.command == nullptr) {
+      throw Error(ExitCode::usage, "no command given", k_command_hint);
     }
-    config.command = parse_command(result["command"].as<std::string>());
+    config.command = line.command->command;
+    refuse_foreign_options(result, *line.command);
 
     config.db = result[flag::k_db].as<std::string>();
     config.lock_file = result[flag::k_lock_file].as<std::string>();
@@ -160,9 +162,6 @@ Config parse(int argc, const char* const argv[]) {
                   k_usage_hint);
     }
     config.detach = result.count(flag::k_detach) != 0;
-    if (config.detach && config.command != Command::run) {
-      throw Error(ExitCode::usage, "--detach applies to 'run' only", k_usage_hint);
-    }
     if (config.detach && config.wait_seconds > 0) {
       throw Error(ExitCode::usage, "--detach and --wait exclude each other",
                   "a detached run answers at once; drop --wait (the button retries, not waits)");

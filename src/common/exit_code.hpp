@@ -1,29 +1,71 @@
 #pragma once
 
+#include <array>
+
 /// Exit codes of rbd-sync. Values follow <sysexits.h> so that cron wrappers and the
 /// web backend can tell "try again later" (75) from "fix something" (64-78).
-/// Keep this enum and the table in README.md in step.
+/// k_exit_codes below says what each means; the man page's EXIT STATUS is made from it.
+/// Keep this enum, k_exit_codes and the table in README.md in step.
 
 namespace rbdsync {
 
 enum class ExitCode : int {
   ok = 0,
-  partial = 3,             ///< committed, but some images were unreadable: rows kept, marked stale
-  usage = 64,              ///< bad command line
-  data = 65,               ///< bad data from Ceph or in the database
-  unavailable = 69,        ///< Ceph or PostgreSQL unreachable or timed out
-  internal = 70,           ///< a bug, including unexpected exceptions
-  cant_create = 73,        ///< the lock file or its directory cannot be created or opened
-  already_running = 75,    ///< another sync holds the guard
-  no_permission = 77,      ///< cephx or PostgreSQL refused authentication or authorisation
-  config = 78,             ///< missing keyring, bad conninfo, unknown pool, schema not migrated
-  interrupted_int = 130,   ///< SIGINT before commit; database unchanged
-  interrupted_term = 143,  ///< SIGTERM before commit; database unchanged
+  partial = 3,
+  usage = 64,
+  data = 65,
+  unavailable = 69,
+  internal = 70,
+  cant_create = 73,
+  already_running = 75,
+  no_permission = 77,
+  config = 78,
+  interrupted_int = 130,
+  interrupted_term = 143,
 };
 
 /// The integer a process returns for `code`.
 constexpr int to_int(ExitCode code) {
   return static_cast<int>(code);
 }
+
+/// One exit code as the documentation tells it.
+struct ExitCodeInfo {
+  ExitCode code;
+  const char* name;     ///< the enumerator's name
+  const char* meaning;  ///< one line, for the man page and the tests
+};
+
+/// Every ExitCode, in ascending order.
+inline constexpr std::array<ExitCodeInfo, 12> k_exit_codes{{
+    {ExitCode::ok, "ok",
+     "success: the inventory was committed, or the schema migrated; status: no sync is running"},
+    {ExitCode::partial, "partial",
+     "committed, but some images could not be read; their previous rows were kept, marked "
+     "stale"},
+    {ExitCode::usage, "usage",
+     "bad command line: an unknown option or command, a bad value, an option of another "
+     "command, a password in --db"},
+    {ExitCode::data, "data", "bad data from Ceph that cannot be stored"},
+    {ExitCode::unavailable, "unavailable",
+     "Ceph or PostgreSQL unreachable or timed out; nothing was committed"},
+    {ExitCode::internal, "internal",
+     "a bug, including unexpected exceptions; nothing was committed"},
+    {ExitCode::cant_create, "cant_create",
+     "the lock file or its directory cannot be created or opened, or is refused as unsafe"},
+    {ExitCode::already_running, "already_running",
+     "another sync holds the guard (this host's lock file or the cluster's lock in "
+     "PostgreSQL); try again later; status: a sync is running"},
+    {ExitCode::no_permission, "no_permission",
+     "Ceph or PostgreSQL refused authentication or authorisation, a --pool the client may not "
+     "read, or no rbd pool it may read"},
+    {ExitCode::config, "config",
+     "configuration: no ceph.conf or keyring, a bad --db, an unknown database or pool, a "
+     "schema not migrated or newer than the binary"},
+    {ExitCode::interrupted_int, "interrupted_int",
+     "SIGINT before commit; the database is unchanged"},
+    {ExitCode::interrupted_term, "interrupted_term",
+     "SIGTERM before commit; the database is unchanged"},
+}};
 
 }  // namespace rbdsync

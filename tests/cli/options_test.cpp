@@ -1,9 +1,12 @@
 #include "cli/options.hpp"
 
 #include <initializer_list>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "cli/option_table.hpp"
 #include "common/error.hpp"
 
 namespace rbdsync::cli {
@@ -22,6 +25,39 @@ ExitCode failure_of(std::initializer_list<const char*> args) {
     return error.code();
   }
   return ExitCode::ok;
+}
+
+/// The error parsing `args` throws; fails the test when it throws none.
+Error error_of(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"rbd-sync"};
+  for (const std::string& arg : args) {
+    argv.push_back(arg.c_str());
+  }
+  try {
+    parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const Error& error) {
+    return error;
+  }
+  ADD_FAILURE() << "no error for " << args.front() << " " << args.back();
+  return Error(ExitCode::ok, "");
+}
+
+/// A value `option` accepts: the first of its choices, or one of the right kind.
+std::string valid_value(const OptionSpec& option) {
+  const std::string value_name = option.value_name;
+  if (option.kind == ValueKind::number) {
+    return "10";
+  }
+  if (value_name.find('|') != std::string::npos) {
+    return value_name.substr(0, value_name.find('|'));
+  }
+  if (value_name == "client.ID") {
+    return "client.x";
+  }
+  if (value_name == "LEVEL") {
+    return "info";
+  }
+  return "x";
 }
 
 TEST(CliOptions, RunWithoutOptionsUsesTheDocumentedDefaults) {
@@ -130,6 +166,92 @@ TEST(CliOptions, HelpNeedsNoCommand) {
   const Config config = parse_args({"--help"});
   EXPECT_EQ(config.command, Command::help);
   EXPECT_NE(config.help_text.find("--lock-file"), std::string::npos);
+}
+
+TEST(CliOptions, EveryOptionIsAcceptedByItsCommandsAndRefusedByTheOthers) {
+  for (const CommandSpec& command : command_table()) {
+    for (const OptionSpec& option : option_table()) {
+      std::vector<std::string> args = {command.name, std::string("--") + option.long_name};
+      if (option.kind != ValueKind::none) {
+        args.push_back(valid_value(option));
+      }
+      std::vector<const char*> argv{"rbd-sync"};
+      for (const std::string& arg : args) {
+        argv.push_back(arg.c_str());
+      }
+      if (applies_to(option, command.command)) {
+        EXPECT_NO_THROW(parse(static_cast<int>(argv.size()), argv.data()))
+            << command.name << " --" << option.long_name;
+        continue;
+      }
+      const Error error = error_of(args);
+      EXPECT_EQ(error.code(), ExitCode::usage);
+      EXPECT_EQ(std::string(error.what()), std::string("--") + option.long_name + " applies to " +
+                                               quoted_command_names(option.commands) + " only");
+      EXPECT_NE(error.hint().find(std::string("rbd-sync help ") + command.name), std::string::npos)
+          << error.hint();
+    }
+  }
+}
+
+TEST(CliOptions, MigrateRefusesPoolNamingItAndRun) {
+  const Error error = error_of({"migrate", "--pool", "x"});
+  EXPECT_EQ(error.code(), ExitCode::usage);
+  EXPECT_STREQ(error.what(), "--pool applies to 'run' only");
+  EXPECT_EQ(error_of({"migrate", "-p", "x"}).what(), std::string("--pool applies to 'run' only"));
+}
+
+TEST(CliOptions, StatusRefusesTheDatabaseAndQuiet) {
+  EXPECT_STREQ(error_of({"status", "--db", "service=x"}).what(),
+               "--db applies to 'run' and 'migrate' only");
+  EXPECT_EQ(failure_of({"status", "-q"}), ExitCode::usage);
+  EXPECT_EQ(failure_of({"migrate", "--lock-file", "/tmp/x.lock"}), ExitCode::usage);
+}
+
+// What the tests, the examples and the schedules pass stays accepted.
+TEST(CliOptions, CallsOfTheSuiteAndTheSchedulesAreAccepted) {
+  EXPECT_EQ(parse_args({"migrate", "--db", "service=x"}).command, Command::migrate);
+  EXPECT_EQ(parse_args({"status", "--json", "--lock-file", "/tmp/x.lock"}).command,
+            Command::status);
+  EXPECT_EQ(parse_args({"run", "--detach", "--trigger", "web", "--json"}).command, Command::run);
+  EXPECT_EQ(parse_args({"run", "--trigger", "cron", "--id", "rbdsync", "--db", "service=rbd-sync",
+                        "--log-level", "info", "--metrics-file", "/tmp/m.prom"})
+                .command,
+            Command::run);
+}
+
+TEST(CliOptions, MigrateTakesTheStatementTimeout) {
+  EXPECT_EQ(parse_args({"migrate", "--db-timeout", "900"}).db_timeout_seconds, 900);
+}
+
+TEST(CliOptions, DefaultsAreTheOnesTheHelpTells) {
+  const Config config = parse_args({"run"});
+  const auto told = [](const char* name) { return std::string(find_option(name)->default_text); };
+  EXPECT_EQ(config.db, told(flag::k_db));
+  EXPECT_EQ(config.lock_file, told(flag::k_lock_file));
+  EXPECT_EQ(std::to_string(config.wait_seconds), told(flag::k_wait));
+  EXPECT_EQ(config.trigger, told(flag::k_trigger));
+  EXPECT_EQ(std::to_string(config.ceph_timeout_seconds), told(flag::k_ceph_timeout));
+  EXPECT_EQ(std::to_string(config.db_timeout_seconds), told(flag::k_db_timeout));
+  EXPECT_EQ(config.log_level, told(flag::k_log_level));
+  EXPECT_EQ(config.ceph_client, "client." + told(flag::k_id));
+  EXPECT_EQ(told(flag::k_reader), "direct");
+  EXPECT_EQ(config.reader, ImageReader::direct);
+  EXPECT_EQ(told(flag::k_format), "plain");
+  EXPECT_EQ(config.format, OutputFormat::plain);
+}
+
+TEST(CliOptions, HelpOnAnUnknownCommandIsAUsageError) {
+  const Error error = error_of({"help", "nosuch"});
+  EXPECT_EQ(error.code(), ExitCode::usage);
+  EXPECT_NE(std::string(error.what()).find("'nosuch'"), std::string::npos);
+  EXPECT_NE(error.hint().find("rbd-sync help run"), std::string::npos);
+  EXPECT_EQ(failure_of({"help", "run", "extra"}), ExitCode::usage);
+}
+
+TEST(CliOptions, VersionNeedsNoCommand) {
+  EXPECT_EQ(parse_args({"--version"}).command, Command::version);
+  EXPECT_EQ(parse_args({"run", "--version"}).command, Command::version);
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+#include "cli/cxxopts_table.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace rbdsync::cli {
+
+namespace {
+
+std::shared_ptr<cxxopts::Value> value_of(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::none:
+      return cxxopts::value<bool>();
+    case ValueKind::text:
+      return cxxopts::value<std::string>();
+    case ValueKind::number:
+      return cxxopts::value<int>();
+    case ValueKind::repeated:
+      return cxxopts::value<std::vector<std::string>>();
+  }
+  return cxxopts::value<bool>();
+}
+
+}  // namespace
+
+void add_table_option(cxxopts::Options& options, const OptionSpec& option, Purpose purpose,
+                      const std::string& group) {
+  std::shared_ptr<cxxopts::Value> value = value_of(option.kind);
+  std::string description = option.help;
+  const std::string default_text = option.default_text;
+  if (purpose == Purpose::parse && option.default_is_value) {
+    value->default_value(default_text);
+  }
+  if (purpose == Purpose::help && !default_text.empty()) {
+    description += " (default: " + default_text + ")";
+  }
+  const std::string short_name = option.short_name;
+  const std::string names =
+      short_name.empty() ? option.long_name : short_name + "," + option.long_name;
+  options.add_options(group)(names, description, value, option.value_name);
+}
+
+}  // namespace rbdsync::cli

@@ -1,0 +1,174 @@
+#include "cli/option_table.hpp"
+
+namespace rbdsync::cli {
+
+namespace {
+
+constexpr CommandSet k_run = bit(Command::run);
+constexpr CommandSet k_migrate = bit(Command::migrate);
+constexpr CommandSet k_status = bit(Command::status);
+
+}  // namespace
+
+// Which command takes which option follows what app/commands.cpp and main.cpp read:
+// logging is set up for every command; migrate opens the database and prints a result;
+// status reads only the lock file and always prints its answer (so no --quiet).
+const std::vector<OptionSpec>& option_table() {
+  using G = OptionGroup;
+  using V = ValueKind;
+  static const std::vector<OptionSpec> k_table = {
+      // long name, short, value, value name, help, default, default is the value, group,
+      // commands, in synopsis
+      {flag::k_lock_file, "", V::text, "PATH",
+       "the lock file every caller shares; its directory is shared through the group rbd-sync",
+       k_default_lock_file, true, G::guard, k_run | k_status, true},
+      {flag::k_wait, "", V::number, "SECONDS",
+       "wait up to this many seconds (at most 86400) for a running sync on this host to finish "
+       "instead of exiting 75",
+       "0", true, G::guard, k_run, false},
+      {flag::k_trigger, "", V::text, "cron|web|manual",
+       "who started this run, as the holder record, the run history and the result tell it",
+       "manual", true, G::guard, k_run, false},
+      {flag::k_detach, "", V::none, "",
+       "answer once this run holds both guards ('started', exit 0) or found one busy (exit 75); "
+       "the sync goes on in the background, logging to --log-file or to detached.log beside the "
+       "lock file",
+       "", false, G::guard, k_run, false},
+
+      {flag::k_ceph_conf, "", V::text, "PATH", "the ceph.conf to read",
+       "$CEPH_CONF, then /etc/ceph/ceph.conf and ~/.ceph/ceph.conf", false, G::ceph, k_run, false},
+      {flag::k_id, "", V::text, "ID", "the Ceph client id, as in 'rbd --id'", "admin", false,
+       G::ceph, k_run, false},
+      {flag::k_name, "n", V::text, "client.ID",
+       "the Ceph client name, as in 'rbd --name'; give --id or --name, not both", "", false,
+       G::ceph, k_run, false},
+      {flag::k_keyring, "", V::text, "PATH", "the keyring holding the client's key",
+       "'keyring' from ceph.conf", false, G::ceph, k_run, false},
+      {flag::k_pool, "p", V::repeated, "NAME",
+       "a pool to sync, repeatable; the stored rows of other pools are left alone",
+       "every pool with the rbd application that the client may read", false, G::ceph, k_run, true},
+      {flag::k_ceph_timeout, "", V::number, "SECONDS",
+       "how many seconds (1 to 3600) to wait for a mon or an OSD before failing", "30", true,
+       G::ceph, k_run, false},
+      {flag::k_exact_usage, "", V::none, "",
+       "also compute the used bytes of images without a valid fast-diff map, as 'rbd du' does "
+       "(reads every object: slow)",
+       "", false, G::ceph, k_run, false},
+      {flag::k_reader, "", V::text, "direct|librbd",
+       "how images are read: direct decodes each header object itself and asks librbd only "
+       "for what it does not understand; librbd opens every image",
+       "direct", true, G::ceph, k_run, false},
+
+      {flag::k_db, "", V::text, "CONNINFO",
+       "libpq conninfo or URI, without a password: that comes from ~/.pgpass, PGPASSFILE or "
+       "pg_service.conf",
+       k_default_db, true, G::database, k_run | k_migrate, true},
+      {flag::k_db_timeout, "", V::number, "SECONDS",
+       "how many seconds (1 to 86400) any one database statement may run", "300", true, G::database,
+       k_run | k_migrate, false},
+
+      {flag::k_format, "", V::text, "plain|json", "the result on stdout", "plain", true, G::output,
+       k_every_command, false},
+      {flag::k_json, "", V::none, "", "same as --format json", "", false, G::output,
+       k_every_command, false},
+      {flag::k_quiet, "q", V::none, "", "print no result line; errors still go to stderr", "",
+       false, G::output, k_run | k_migrate, false},
+      {flag::k_verbose, "v", V::none, "", "log debug messages, as --log-level debug", "", false,
+       G::output, k_every_command, false},
+      {flag::k_log_level, "", V::text, "LEVEL",
+       "log this level and above: trace, debug, info, warn, error, critical or off", "warn", true,
+       G::output, k_every_command, false},
+      {flag::k_log_file, "", V::text, "PATH", "append the log to this file instead of stderr", "",
+       false, G::output, k_every_command, false},
+      {flag::k_metrics_file, "", V::text, "PATH",
+       "write Prometheus textfile metrics of the run to this file (atomically)", "", false,
+       G::output, k_run, false},
+
+      {flag::k_help, "h", V::none, "",
+       "print the help of the command, or the list of commands, and exit", "", false, G::general,
+       k_every_command, false},
+      {flag::k_version, "", V::none, "", "print the version and exit", "", false, G::general,
+       k_every_command, false},
+  };
+  return k_table;
+}
+
+const std::vector<CommandSpec>& command_table() {
+  static const std::vector<CommandSpec> k_table = {
+      {Command::run, "run", "sync the RBD images of a Ceph cluster into PostgreSQL",
+       "Takes the lock file, then the cluster's lock in PostgreSQL, and exits 75 at once when "
+       "another sync holds either. Then reads the inventory through librados and writes it in "
+       "one transaction: the database shows the whole new inventory or the old one."},
+      {Command::migrate, "migrate", "bring the database schema up to this version",
+       "Applies the schema migrations compiled into the binary that the database lacks, in one "
+       "transaction. Run it once after each upgrade, before the next sync."},
+      {Command::status, "status", "show whether a sync holds the lock file, and the last run",
+       "Reads the lock file's holder record without taking the lock: who runs, how far, and "
+       "how the last run on this host ended. Exit 0: no sync is running; 75: one is."},
+  };
+  return k_table;
+}
+
+const CommandSpec* find_command(const std::string& name) {
+  for (const CommandSpec& command : command_table()) {
+    if (name == command.name) {
+      return &command;
+    }
+  }
+  return nullptr;
+}
+
+const OptionSpec* find_option(const std::string& long_name) {
+  for (const OptionSpec& option : option_table()) {
+    if (long_name == option.long_name) {
+      return &option;
+    }
+  }
+  return nullptr;
+}
+
+bool applies_to(const OptionSpec& option, Command command) {
+  return (option.commands & bit(command)) != 0;
+}
+
+const char* group_name(OptionGroup group) {
+  switch (group) {
+    case OptionGroup::guard:
+      return "Guard";
+    case OptionGroup::ceph:
+      return "Ceph";
+    case OptionGroup::database:
+      return "Database";
+    case OptionGroup::output:
+      return "Output";
+    case OptionGroup::general:
+      return "General";
+  }
+  return "";
+}
+
+const std::vector<OptionGroup>& option_groups() {
+  static const std::vector<OptionGroup> k_groups = {OptionGroup::guard, OptionGroup::ceph,
+                                                    OptionGroup::database, OptionGroup::output,
+                                                    OptionGroup::general};
+  return k_groups;
+}
+
+std::string quoted_command_names(CommandSet commands) {
+  std::vector<std::string> names;
+  for (const CommandSpec& command : command_table()) {
+    if ((commands & bit(command.command)) != 0) {
+      names.push_back("'" + std::string(command.name) + "'");
+    }
+  }
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) {
+      text += i + 1 == names.size() ? " and " : ", ";
+    }
+    text += names[i];
+  }
+  return text;
+}
+
+}  // namespace rbdsync::cli

@@ -1,0 +1,170 @@
+#include "cli/option_table.hpp"
+
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support/source_file.hpp"
+
+namespace rbdsync::cli {
+namespace {
+
+TEST(OptionTable, NamesAreUnique) {
+  std::set<std::string> long_names;
+  std::set<std::string> short_names;
+  for (const OptionSpec& option : option_table()) {
+    EXPECT_TRUE(long_names.insert(option.long_name).second) << option.long_name;
+    if (*option.short_name != '\0') {
+      EXPECT_TRUE(short_names.insert(option.short_name).second) << option.short_name;
+      EXPECT_EQ(std::string(option.short_name).size(), 1U) << option.long_name;
+    }
+  }
+}
+
+TEST(OptionTable, EveryFlagConstantIsInTheTable) {
+  for (const char* name :
+       {flag::k_db,        flag::k_lock_file,  flag::k_wait,         flag::k_trigger,
+        flag::k_detach,    flag::k_ceph_conf,  flag::k_id,           flag::k_name,
+        flag::k_keyring,   flag::k_pool,       flag::k_ceph_timeout, flag::k_exact_usage,
+        flag::k_reader,    flag::k_db_timeout, flag::k_log_file,     flag::k_metrics_file,
+        flag::k_format,    flag::k_json,       flag::k_verbose,      flag::k_quiet,
+        flag::k_log_level, flag::k_help,       flag::k_version}) {
+    EXPECT_NE(find_option(name), nullptr) << name;
+  }
+}
+
+TEST(OptionTable, SwitchesTakeNoValueAndTheOthersNameTheirs) {
+  for (const OptionSpec& option : option_table()) {
+    const std::string value_name = option.value_name;
+    EXPECT_EQ(value_name.empty(), option.kind == ValueKind::none) << option.long_name;
+    if (option.kind == ValueKind::none) {
+      EXPECT_STREQ(option.default_text, "") << option.long_name;
+    }
+  }
+}
+
+// The help and the man page add "(default: ...)" themselves.
+TEST(OptionTable, HelpTextsAreOneSentenceThatNamesNoDefault) {
+  for (const OptionSpec& option : option_table()) {
+    const std::string help = option.help;
+    EXPECT_EQ(help.find("default"), std::string::npos) << option.long_name << ": " << help;
+    EXPECT_EQ(help.find('\n'), std::string::npos) << option.long_name;
+    EXPECT_NE(help.back(), '.') << option.long_name;
+  }
+}
+
+TEST(OptionTable, EveryOptionAppliesToSomeCommand) {
+  for (const OptionSpec& option : option_table()) {
+    EXPECT_NE(option.commands & k_every_command, 0U) << option.long_name;
+    EXPECT_EQ(option.commands & ~k_every_command, 0U) << option.long_name;
+  }
+}
+
+TEST(OptionTable, CommandNamesReadAsASentence) {
+  EXPECT_EQ(quoted_command_names(bit(Command::run)), "'run'");
+  EXPECT_EQ(quoted_command_names(bit(Command::run) | bit(Command::status)), "'run' and 'status'");
+  EXPECT_EQ(quoted_command_names(k_every_command), "'run', 'migrate' and 'status'");
+}
+
+TEST(OptionTable, CommandsAreFoundByName) {
+  ASSERT_NE(find_command("migrate"), nullptr);
+  EXPECT_EQ(find_command("migrate")->command, Command::migrate);
+  EXPECT_EQ(find_command("help"), nullptr);
+  EXPECT_EQ(find_command("sync"), nullptr);
+}
+
+/// One option as README.md's table shows it.
+struct ReadmeOption {
+  std::string short_name;
+  std::string value_name;
+  CommandSet commands = 0;
+};
+
+/// The cells of a Markdown table row, split at the '|' that are not escaped.
+std::vector<std::string> cells(const std::string& row) {
+  std::vector<std::string> result;
+  std::string cell;
+  for (std::size_t i = 1; i < row.size(); ++i) {
+    if (row[i] == '|' && row[i - 1] != '\\') {
+      result.push_back(cell);
+      cell.clear();
+    } else {
+      cell += row[i];
+    }
+  }
+  return result;
+}
+
+CommandSet readme_commands(const std::string& cell) {
+  if (cell == " all ") {
+    return k_every_command;
+  }
+  CommandSet commands = 0;
+  std::istringstream names(cell);
+  for (std::string name; std::getline(names >> std::ws, name, ',');) {
+    name.erase(name.find_last_not_of(' ') + 1);
+    const CommandSpec* command = find_command(name);
+    EXPECT_NE(command, nullptr) << "README names no command '" << name << "'";
+    commands |= command != nullptr ? bit(command->command) : 0U;
+  }
+  return commands;
+}
+
+/// The options of README.md's table in "## Usage": option column `-p, --pool NAME`
+/// (spans separated by ", "), then the commands, "run, status" or "all".
+std::map<std::string, ReadmeOption> readme_options() {
+  const std::string readme = testing::read_source_file("README.md");
+  const auto start = readme.find("\n## Usage");
+  const auto end = readme.find("\n#", start + 1);
+  std::istringstream lines(readme.substr(start, end - start));
+  std::map<std::string, ReadmeOption> options;
+  const std::regex span("`([^`]*)`");
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0) {
+      continue;
+    }
+    const std::vector<std::string> row = cells(line);
+    const CommandSet commands = readme_commands(row.at(1));
+    for (std::sregex_iterator it(row[0].begin(), row[0].end(), span), last; it != last; ++it) {
+      std::string text = std::regex_replace((*it)[1].str(), std::regex("\\\\\\|"), "|");
+      ReadmeOption option;
+      option.commands = commands;
+      if (text.size() > 4 && text[0] == '-' && text[1] != '-' && text[2] == ',') {
+        option.short_name = text.substr(1, 1);
+        text.erase(0, 4);
+      }
+      const auto space = text.find(' ');
+      if (space != std::string::npos) {
+        option.value_name = text.substr(space + 1);
+      }
+      options[text.substr(2, space == std::string::npos ? std::string::npos : space - 2)] = option;
+    }
+  }
+  return options;
+}
+
+TEST(OptionTable, ReadmeUsageTableListsExactlyTheTableOptions) {
+  const std::map<std::string, ReadmeOption> readme = readme_options();
+  for (const OptionSpec& option : option_table()) {
+    const auto found = readme.find(option.long_name);
+    if (found == readme.end()) {
+      ADD_FAILURE() << "README.md's Usage table lacks --" << option.long_name;
+      continue;
+    }
+    EXPECT_EQ(found->second.short_name, option.short_name) << option.long_name;
+    EXPECT_EQ(found->second.value_name, option.value_name) << option.long_name;
+    EXPECT_EQ(found->second.commands, option.commands) << option.long_name;
+  }
+  for (const auto& [name, unused] : readme) {
+    EXPECT_NE(find_option(name), nullptr)
+        << "README.md's Usage table lists --" << name << ", which is not in the option table";
+  }
+}
+
+}  // namespace
+}  // namespace rbdsync::cli

@@ -10,9 +10,10 @@
 set -euo pipefail
 
 # --- package list -----------------------------------------------------------
-# Build tool chain and code-style tools; clang and its runtime libraries
+# Build tool chain and code-style tools (build-essential: dpkg-buildpackage requires it
+# of every package it builds); clang and its runtime libraries
 # (libclang_rt.fuzzer and the sanitizers) build the fuzz harnesses of tests/fuzz/.
-build_pkgs=(cmake g++ make pkg-config clang-format clang-tidy git clang libclang-rt-14-dev)
+build_pkgs=(build-essential cmake g++ make pkg-config clang-format clang-tidy git clang libclang-rt-14-dev)
 
 # Libraries (headers + .so). Note: librados-dev ships only the C API; the C++
 # API (rados/librados.hpp, which librbd.hpp includes) is in libradospp-dev.

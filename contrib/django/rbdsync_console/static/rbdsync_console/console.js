@@ -122,10 +122,11 @@
         continue;
       }
       following = null;
+      // The inventory first, so that the outcome and the tables agree when it shows.
+      try { await refreshInventory(); } catch (error) { /* the next load shows it */ }
       progress.hidden = true;
       say(row.message || `sync ${row.status}`,
           row.status === "succeeded" ? "succeeded" : row.status === "partial" ? "partial" : "failed");
-      await refreshInventory();
     }
   }
 

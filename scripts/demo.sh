@@ -5,8 +5,9 @@
 # summary and what is now in the database, and stops everything again.
 #
 #   scripts/demo.sh             # the demo above
-#   scripts/demo.sh --console   # ...then serves the console page (examples/console) on
-#                               # 127.0.0.1 until Ctrl-C, and stops everything
+#   scripts/demo.sh --console   # ...then serves the console's Django app (contrib/django)
+#                               # on 127.0.0.1 with a login it makes, until Ctrl-C, and
+#                               # stops everything
 #
 # Knobs: RBDSYNC_DEMO_CEPH_PORT (default 47789), RBDSYNC_DEMO_PG_PORT (default 56432),
 #        RBDSYNC_DEMO_CONSOLE_PORT (default 8080),
@@ -120,30 +121,53 @@ echo "exit code: $busy (75 = already running)"
 [[ $busy == 75 ]]
 
 if ((console)); then
-    say "the console page (examples/console), reading as its own read-only role"
+    say "the console: the Django app of contrib/django, on this inventory"
     pg_port=${RBDSYNC_DEMO_PG_PORT:-56432}
-    psql "$RBDSYNC_TEST_DB_ADMIN dbname=rbdsync" -X -q -v ON_ERROR_STOP=1 \
-        -v role=rbdsync_console -v owner=rbdsync -f "$root/examples/console/readonly-role.sql"
-    # The role's password goes to a pgpass of the console's own, next to rbd-sync's; it
-    # travels on stdin, never in argv, and stays out of the server log.
+    console_port=${RBDSYNC_DEMO_CONSOLE_PORT:-8080}
+    # The site's own role, as a Django shop has one: its tables (users, sessions) in a
+    # schema of its own in the inventory's database, and SELECT on schema rbdsync
+    # (contrib/django/grant-select.sql). Its password travels on stdin, never in argv,
+    # and stays out of the server log; it goes to a pgpass of the console's own, next to
+    # rbd-sync's (the button runs rbd-sync as the writer role rbdsync).
     password=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
-    psql "$RBDSYNC_TEST_DB_ADMIN" -X -q -v ON_ERROR_STOP=1 <<SQL
+    psql "$RBDSYNC_TEST_DB_ADMIN dbname=rbdsync" -X -q -v ON_ERROR_STOP=1 <<SQL
 SET log_min_error_statement = panic;
 SET log_statement = 'none';
-ALTER ROLE rbdsync_console PASSWORD '$password';
+CREATE ROLE rbdsync_console LOGIN PASSWORD '$password';
+CREATE SCHEMA console AUTHORIZATION rbdsync_console;
+ALTER ROLE rbdsync_console IN DATABASE rbdsync SET search_path = console;
 SQL
+    psql "$RBDSYNC_TEST_DB_ADMIN dbname=rbdsync" -X -q -v ON_ERROR_STOP=1 \
+        -v role=rbdsync_console -v owner=rbdsync -f "$root/contrib/django/grant-select.sql"
     (
         umask 077
         cat "$PGPASSFILE" > "$work/console.pgpass"
         printf '127.0.0.1:%s:*:rbdsync_console:%s\n' "$pg_port" "$password" >> "$work/console.pgpass"
     )
+    # contrib/django/demo_site/settings.py reads these; no secret is in argv.
+    export PGPASSFILE=$work/console.pgpass PYTHONDONTWRITEBYTECODE=1
+    DJANGO_SECRET_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+    export DJANGO_SECRET_KEY
+    export RBDSYNC_CONSOLE_DB="host=127.0.0.1 port=$pg_port user=rbdsync_console dbname=rbdsync"
+    export RBDSYNC_CONSOLE_SYNC_DB=$RBDSYNC_TEST_DB RBDSYNC_CONSOLE_BINARY=$bin
+    export RBDSYNC_CONSOLE_LOCK_FILE=$work/sync.lock RBDSYNC_CONSOLE_CEPH_CONF=$CEPH_CONF
+    export RBDSYNC_CONSOLE_CEPH_ID=rbdsync
+    DJANGO_TIME_ZONE=$(cat /etc/timezone 2>/dev/null || echo UTC)
+    export DJANGO_TIME_ZONE
+    manage=("/usr/bin/python3" "$root/contrib/django/manage.py")
+    "${manage[@]}" migrate --noinput -v 0
+    login_password=$(od -An -tx1 -N9 /dev/urandom | tr -d ' \n')
+    DJANGO_SUPERUSER_PASSWORD=$login_password "${manage[@]}" createsuperuser --noinput \
+        --username admin --email admin@example.invalid >/dev/null
+    echo
+    echo "Console: http://127.0.0.1:$console_port/"
+    echo "Log in as admin, password $login_password (made for this demo; gone when it stops)."
     echo "Press Sync now; change the cluster meanwhile, e.g."
     echo "  CEPH_CONF=$CEPH_CONF rbd --id admin create rbd/new-disk --size 1G"
     echo "Ctrl-C stops the console and the services."
-    PGPASSFILE=$work/console.pgpass /usr/bin/python3 "$root/examples/console/console.py" \
-        --listen "127.0.0.1:${RBDSYNC_DEMO_CONSOLE_PORT:-8080}" --rbd-sync "$bin" \
-        --db "host=127.0.0.1 port=$pg_port user=rbdsync_console dbname=rbdsync" \
-        -- "${sync_args[@]:1}"
+    # Django's development server, which serves the static files (Chart.js from
+    # libjs-chart.js) with --insecure; one process (--noreload), so Ctrl-C ends it.
+    "${manage[@]}" runserver --insecure --noreload "127.0.0.1:$console_port" || true
 fi
 
 if [[ ${RBDSYNC_DEMO_KEEP:-0} == 1 ]]; then

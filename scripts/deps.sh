@@ -37,14 +37,17 @@ service_pkgs=(
 # Packaging and the tests around it: the package is built with debhelper (dpkg-dev,
 # debhelper), checked with lintian, its log rotation with logrotate; the unit files are
 # checked with systemd-analyze (systemd); the metrics file is parsed with the
-# Prometheus client's own parser, and the web-backend example reads the run history with psycopg2 (both for the system python3). The console page's
-# test drives Debian's Chromium through its chromedriver with selenium (nothing is
-# downloaded: the test names /usr/bin/chromedriver) and makes images with python3-rbd.
+# Prometheus client's own parser, and the web-backend example reads the run history with psycopg2 (both for the system python3). The console's
+# Django app (contrib/django, scripts/demo.sh --console) runs on Debian's Django 3.2 and
+# psycopg2, and draws its charts with Debian's Chart.js (libjs-chart.js, served from
+# /usr/share/javascript/chart.js: no CDN). Its browser test drives Debian's Chromium
+# through its chromedriver with selenium (nothing is downloaded: the test names
+# /usr/bin/chromedriver) and makes images with python3-rbd.
 # groff (groff-base, which man-db pulls in anyway) renders the generated man page in
 # the unit test that fails on its warnings.
 extra_pkgs=(
     dpkg-dev debhelper lintian logrotate gzip groff-base systemd python3-prometheus-client
-    python3-psycopg2
+    python3-psycopg2 python3-django libjs-chart.js
     chromium chromium-driver python3-selenium python3-rados python3-rbd
 )
 

@@ -212,6 +212,7 @@ ExitCode run_sync(const cli::Config& config,
     row.phase = "listing";
     history->start(row);
     row_recorded = true;
+    store.set_run_id(row.run_id);
     if (on_guarded) {
       on_guarded(row.run_id);
     }

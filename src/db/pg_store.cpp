@@ -16,6 +16,7 @@
 #include "db/migrations.hpp"
 #include "db/pg_connection.hpp"
 #include "db/table_sync.hpp"
+#include "db/usage_history.hpp"
 
 namespace rbdsync::db {
 
@@ -43,8 +44,12 @@ void throw_injected_fault() {
 /// unless committed.
 class PgTransaction : public sync::SinkTransaction {
  public:
-  PgTransaction(pqxx::connection& connection, std::string fsid, std::string name)
-      : m_connection(connection), m_fsid(std::move(fsid)), m_name(std::move(name)) {}
+  PgTransaction(pqxx::connection& connection, std::string fsid, std::string name,
+                std::string run_id)
+      : m_connection(connection),
+        m_fsid(std::move(fsid)),
+        m_name(std::move(name)),
+        m_run_id(std::move(run_id)) {}
 
   void add_pools(const std::vector<inventory::Pool>& pools) override {
     for (const inventory::Pool& pool : pools) {
@@ -75,6 +80,10 @@ class PgTransaction : public sync::SinkTransaction {
 
   sync::StoreCounts store(const sync::SyncScope& scope,
                           const std::vector<sync::StaleImage>& stale) override {
+    if (m_run_id.empty()) {
+      throw Error(ExitCode::internal, "storing an inventory without a run id",
+                  "report this as a bug: PgStore::set_run_id() comes before begin()");
+    }
     return translated("writing the inventory", [&] {
       m_work.emplace(m_connection, "rbd-sync");
       pqxx::work& work = *m_work;
@@ -160,6 +169,10 @@ class PgTransaction : public sync::SinkTransaction {
                   "t.image_id = x.image_id)")
               .affected_rows();
 
+      // With every inventory row final: the figures the console's charts draw.
+      const std::size_t usage_rows = record_usage_history(work, m_fsid, m_run_id, m_pool_ids);
+      spdlog::debug("usage history: {} pool row(s) added", usage_rows);
+
       sync::StoreCounts counts;
       counts.pools = pools.counts();
       counts.namespaces = namespaces.counts();
@@ -182,6 +195,7 @@ class PgTransaction : public sync::SinkTransaction {
   pqxx::connection& m_connection;
   std::string m_fsid;
   std::string m_name;
+  std::string m_run_id;
   std::vector<std::int64_t> m_pool_ids;
   CopyRows m_pools;
   CopyRows m_namespaces;
@@ -281,9 +295,13 @@ std::vector<int> PgStore::migrate() {
   });
 }
 
+void PgStore::set_run_id(const std::string& run_id) {
+  m_run_id = run_id;
+}
+
 std::unique_ptr<sync::SinkTransaction> PgStore::begin(const std::string& fsid,
                                                       const std::string& name) {
-  return std::make_unique<PgTransaction>(m_connection->connection, fsid, name);
+  return std::make_unique<PgTransaction>(m_connection->connection, fsid, name, m_run_id);
 }
 
 }  // namespace rbdsync::db

@@ -32,7 +32,13 @@ class PgStore : public sync::InventorySink {
   /// Throws Error(ExitCode::config) unless the schema is the one this binary writes.
   void require_current_schema();
 
-  /// Nothing reaches the database before the transaction's store().
+  /// The run whose inventory the next transactions write: their usage history rows
+  /// (rbdsync.pool_usage_history, cluster_usage_history) name it, so its row in
+  /// rbdsync.runs must exist by then. Set it before begin().
+  void set_run_id(const std::string& run_id);
+
+  /// Nothing reaches the database before the transaction's store(). Its store() throws
+  /// Error(ExitCode::internal) when no run id was set.
   std::unique_ptr<sync::SinkTransaction> begin(const std::string& fsid,
                                                const std::string& name) override;
 
@@ -44,6 +50,7 @@ class PgStore : public sync::InventorySink {
  private:
   struct Connection;
   std::unique_ptr<Connection> m_connection;
+  std::string m_run_id;
 };
 
 }  // namespace rbdsync::db

@@ -339,7 +339,8 @@ void InventoryTest::expect_inventory_of_every_kind(const std::string& second,
                                                    const InventoryFixture& fixture) {
   db.rows(
       "TRUNCATE rbdsync.clusters, rbdsync.pools, rbdsync.namespaces, rbdsync.images, "
-      "rbdsync.snapshots, rbdsync.trash");
+      "rbdsync.snapshots, rbdsync.trash, rbdsync.pool_usage_history, "
+      "rbdsync.cluster_usage_history");
   const auto [exit_code, out] = sync_json({"--pool", pool, "--pool", second});
   ASSERT_EQ(exit_code, 0) << out;
   EXPECT_EQ(out.at("status"), "succeeded");

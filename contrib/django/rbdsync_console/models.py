@@ -1,0 +1,327 @@
+"""Read-only models over the schema rbd-sync writes (docs/schema.md).
+
+Django never migrates these tables (managed = False): `rbd-sync migrate` does. Tables
+with a composite key are read through the views of sql/007_console_views.sql, which add
+one-column text keys (row_key, and pool_key / image_key / parent_key to join on).
+Every model reads through the database alias RBDSYNC_CONSOLE["DATABASE"], and refuses
+to write: only rbd-sync writes the inventory.
+"""
+from django.contrib.postgres.fields import ArrayField
+from django.db import NotSupportedError, models
+
+from . import conf
+
+READ_ONLY = "the rbdsync schema is written by rbd-sync only; the console reads it"
+
+
+class ReadOnlyQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise NotSupportedError(READ_ONLY)
+
+    def delete(self):
+        raise NotSupportedError(READ_ONLY)
+
+    def bulk_create(self, *args, **kwargs):
+        raise NotSupportedError(READ_ONLY)
+
+    def bulk_update(self, *args, **kwargs):
+        raise NotSupportedError(READ_ONLY)
+
+
+class InventoryManager(models.Manager.from_queryset(ReadOnlyQuerySet)):
+    """Reads from the alias RBDSYNC_CONSOLE["DATABASE"], whatever the routers say."""
+
+    def get_queryset(self):
+        return super().get_queryset().using(conf.get("DATABASE"))
+
+
+class ReadOnlyModel(models.Model):
+    objects = InventoryManager()
+
+    class Meta:
+        abstract = True
+        managed = False
+        default_permissions = ()
+
+    def save(self, *args, **kwargs):
+        raise NotSupportedError(READ_ONLY)
+
+    def delete(self, *args, **kwargs):
+        raise NotSupportedError(READ_ONLY)
+
+
+def table(name):
+    """db_table for rbdsync.<name>: Django quotes it as "rbdsync"."<name>"."""
+    return f'rbdsync"."{name}'
+
+
+class Cluster(ReadOnlyModel):
+    fsid = models.UUIDField(primary_key=True)
+    name = models.TextField()
+    first_synced_at = models.DateTimeField()
+
+    class Meta(ReadOnlyModel.Meta):
+        db_table = table("clusters")
+        ordering = ["name", "fsid"]
+
+    def __str__(self):
+        return self.name
+
+
+class Pool(ReadOnlyModel):
+    row_key = models.TextField(primary_key=True)
+    fsid = models.UUIDField()
+    pool_id = models.BigIntegerField()
+    name = models.TextField()
+    pool_type = models.TextField()
+    replica_size = models.BigIntegerField()
+    min_size = models.BigIntegerField()
+    pg_num = models.BigIntegerField()
+    stored_bytes = models.BigIntegerField()
+    objects_count = models.BigIntegerField(db_column="objects")
+    used_bytes = models.BigIntegerField()
+    max_avail_bytes = models.BigIntegerField()
+    mirror_mode = models.TextField()
+    first_seen_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta(ReadOnlyModel.Meta):
+        db_table = table("console_pools")
+        ordering = ["name", "fsid", "pool_id"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def capacity_bytes(self):
+        """What the pool could hold: stored plus what can still be written (ceph df)."""
+        return self.stored_bytes + self.max_avail_bytes
+
+    @property
+    def stored_percent(self):
+        """ceph df's %USED, in user bytes; None for a pool without figures (no mgr)."""
+        if not self.capacity_bytes:
+            return None
+        return 100.0 * self.stored_bytes / self.capacity_bytes
+
+
+class Image(ReadOnlyModel):
+    row_key = models.TextField(primary_key=True)
+    # Relations are named *_row: pool_id, image_id are the tables' own columns.
+    pool_row = models.ForeignKey(Pool, models.DO_NOTHING, db_column="pool_key",
+                                 db_constraint=False, related_name="images")
+    parent = models.ForeignKey("self", models.DO_NOTHING, db_column="parent_key", null=True,
+                               db_constraint=False, related_name="clones")
+    fsid = models.UUIDField()
+    pool_id = models.BigIntegerField()
+    namespace = models.TextField()
+    image_id = models.TextField()
+    name = models.TextField()
+    format = models.SmallIntegerField(null=True)
+    size_bytes = models.BigIntegerField(null=True)
+    object_size = models.BigIntegerField(null=True)
+    feature_names = ArrayField(models.TextField(), null=True)
+    flag_names = ArrayField(models.TextField(), null=True)
+    snapshot_count = models.IntegerField(null=True)
+    create_timestamp = models.DateTimeField(null=True)
+    modify_timestamp = models.DateTimeField(null=True)
+    parent_pool_id = models.BigIntegerField(null=True)
+    parent_pool_name = models.TextField(null=True)
+    parent_namespace = models.TextField(null=True)
+    parent_image_id = models.TextField(null=True)
+    parent_image_name = models.TextField(null=True)
+    parent_snap_id = models.BigIntegerField(null=True)
+    parent_snap_name = models.TextField(null=True)
+    parent_overlap_bytes = models.BigIntegerField(null=True)
+    parent_unknown_reason = models.TextField(null=True)
+    used_bytes = models.BigIntegerField(null=True)
+    used_unknown_reason = models.TextField(null=True)
+    watchers = models.JSONField(null=True)
+    stale_error = models.TextField(null=True)
+    stale_since = models.DateTimeField(null=True)
+    first_seen_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta(ReadOnlyModel.Meta):
+        db_table = table("console_images")
+        ordering = ["fsid", "pool_id", "namespace", "name"]
+
+    def __str__(self):
+        return self.path
+
+    @property
+    def path(self):
+        """namespace/name within its pool, as `rbd` spells it."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def used_percent(self):
+        """Used of provisioned; None when either is unknown."""
+        if self.used_bytes is None or not self.size_bytes:
+            return None
+        return 100.0 * self.used_bytes / self.size_bytes
+
+    @property
+    def parent_path(self):
+        """pool/[namespace/]image@snapshot of a clone's parent; ids where the syncing
+        client could not read the names."""
+        if not self.parent_image_id:
+            return None
+        pool = self.parent_pool_name or self.parent_pool_id
+        namespace = f"{self.parent_namespace}/" if self.parent_namespace else ""
+        image = self.parent_image_name or f"id {self.parent_image_id}"
+        return f"{pool}/{namespace}{image}@{self.parent_snap_name or self.parent_snap_id}"
+
+    @property
+    def in_use(self):
+        return bool(self.watchers)
+
+
+class Snapshot(ReadOnlyModel):
+    row_key = models.TextField(primary_key=True)
+    image_row = models.ForeignKey(Image, models.DO_NOTHING, db_column="image_key",
+                                  db_constraint=False, related_name="snapshots")
+    fsid = models.UUIDField()
+    pool_id = models.BigIntegerField()
+    namespace = models.TextField()
+    image_id = models.TextField()
+    snap_id = models.BigIntegerField()
+    name = models.TextField()
+    namespace_type = models.TextField()
+    size_bytes = models.BigIntegerField()
+    timestamp = models.DateTimeField(null=True)
+    protected = models.BooleanField()
+    children = models.IntegerField(null=True)
+    children_unknown_reason = models.TextField(null=True)
+    used_bytes = models.BigIntegerField(null=True)
+    used_unknown_reason = models.TextField(null=True)
+
+    class Meta(ReadOnlyModel.Meta):
+        db_table = table("console_snapshots")
+        ordering = ["fsid", "pool_id", "namespace", "image_id", "snap_id"]
+
+    def __str__(self):
+        return self.name
+
+
+class TrashEntry(ReadOnlyModel):
+    row_key = models.TextField(primary_key=True)
+    pool_row = models.ForeignKey(Pool, models.DO_NOTHING, db_column="pool_key",
+                                 db_constraint=False, related_name="trash")
+    fsid = models.UUIDField()
+    pool_id = models.BigIntegerField()
+    namespace = models.TextField()
+    image_id = models.TextField()
+    name = models.TextField()
+    source = models.TextField()
+    deletion_time = models.DateTimeField()
+    deferment_end_time = models.DateTimeField()
+
+    class Meta(ReadOnlyModel.Meta):
+        db_table = table("console_trash")
+        ordering = ["-deletion_time"]
+        verbose_name_plural = "trash entries"
+
+    def __str__(self):
+        return self.name
+
+
+class Run(ReadOnlyModel):
+    RUNNING = "running"
+    ENDED_COMMITTED = ("succeeded", "partial")
+
+    run_id = models.UUIDField(primary_key=True)
+    fsid = models.UUIDField()
+    trigger = models.TextField()
+    host = models.TextField()
+    pid = models.IntegerField()
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True)
+    status = models.TextField()
+    phase = models.TextField(null=True)
+    done = models.BigIntegerField(null=True)
+    total = models.BigIntegerField(null=True)
+    pools = models.IntegerField(null=True)
+    images = models.IntegerField(null=True)
+    added = models.IntegerField(null=True)
+    changed = models.IntegerField(null=True)
+    removed = models.IntegerField(null=True)
+    skipped = models.IntegerField(null=True)
+    stale = models.IntegerField(null=True)
+    stale_images = models.JSONField(null=True)
+    counts = models.JSONField(null=True)
+    unreadable_pools = models.JSONField(null=True)
+    exit_code = models.IntegerField(null=True)
+    error = models.TextField(null=True)
+    duration_seconds = models.FloatField(null=True)
+
+    class Meta(ReadOnlyModel.Meta):
+        db_table = table("runs")
+        ordering = ["-started_at"]
+        permissions = [("sync_now", "Can start a sync of the RBD inventory (Sync now)")]
+
+    def __str__(self):
+        return f"{self.run_id} ({self.status})"
+
+    @property
+    def running(self):
+        return self.status == self.RUNNING
+
+    @property
+    def outcome(self):
+        """How the run ended, in one line; None while it runs."""
+        if self.running:
+            return None
+        if self.status in self.ENDED_COMMITTED:
+            text = (f"sync {self.status}: {self.images} images, {self.added} added, "
+                    f"{self.changed} changed, {self.removed} removed")
+            if self.stale:
+                text += f", {self.stale} kept stale"
+            return text
+        return f"sync {self.status}" + (f": {self.error}" if self.error else "")
+
+
+class PoolUsage(ReadOnlyModel):
+    """A pool's figures from the run that found them changed (rbdsync.pool_usage_history);
+    they hold until the pool's next row."""
+    id = models.BigIntegerField(primary_key=True)
+    fsid = models.UUIDField()
+    pool_id = models.BigIntegerField()
+    run = models.ForeignKey(Run, models.DO_NOTHING, db_column="run_id", null=True,
+                            db_constraint=False, related_name="pool_usage")
+    recorded_at = models.DateTimeField()
+    stored_bytes = models.BigIntegerField()
+    objects_count = models.BigIntegerField(db_column="objects")
+    used_bytes = models.BigIntegerField()
+    max_avail_bytes = models.BigIntegerField()
+    images = models.IntegerField()
+    provisioned_bytes = models.BigIntegerField()
+
+    class Meta(ReadOnlyModel.Meta):
+        db_table = table("pool_usage_history")
+        ordering = ["fsid", "pool_id", "recorded_at", "id"]
+
+
+class ClusterUsage(ReadOnlyModel):
+    """A cluster's totals from the run that found them changed
+    (rbdsync.cluster_usage_history)."""
+    id = models.BigIntegerField(primary_key=True)
+    fsid = models.UUIDField()
+    run = models.ForeignKey(Run, models.DO_NOTHING, db_column="run_id", null=True,
+                            db_constraint=False, related_name="cluster_usage")
+    recorded_at = models.DateTimeField()
+    pools = models.IntegerField()
+    images = models.IntegerField()
+    snapshots = models.IntegerField()
+    trash = models.IntegerField()
+    stale_images = models.IntegerField()
+    provisioned_bytes = models.BigIntegerField()
+    images_used_bytes = models.BigIntegerField()
+    images_usage_unknown = models.IntegerField()
+    stored_bytes = models.BigIntegerField()
+    used_bytes = models.BigIntegerField()
+    objects_count = models.BigIntegerField(db_column="objects")
+
+    class Meta(ReadOnlyModel.Meta):
+        db_table = table("cluster_usage_history")
+        ordering = ["fsid", "recorded_at", "id"]

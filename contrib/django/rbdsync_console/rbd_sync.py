@@ -1,0 +1,135 @@
+"""Calling `rbd-sync run`: detached for the "Sync now" button, in the foreground for the
+rbdsync_sync command. docs/web-backend.md describes what rbd-sync answers.
+
+rbd-sync answers from its guard, never from a guess about timing: `--detach` returns
+once the run holds the guard ("started", with its run id), or at once with exit 75
+naming the run that holds it, or with the error. With --json every answer is one
+object on stdout carrying status, exit_code, message and hint.
+"""
+import dataclasses
+import datetime
+import json
+import re
+import subprocess
+from typing import Optional
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils import timezone
+
+from . import conf
+
+ALREADY_RUNNING = 75
+PARTIAL = 3
+
+# password=… in key=value form, user:secret@ in a URI.
+_PASSWORD = re.compile(r"password\s*=|://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
+
+
+def mentions_password(text):
+    return bool(_PASSWORD.search(str(text)))
+
+
+def run_command(trigger, detach):
+    """The `rbd-sync run` command line from RBDSYNC_CONSOLE. Raises ImproperlyConfigured
+    when an argument carries a password: a command line is readable by every local user
+    (ps, /proc), and rbd-sync would refuse it anyway."""
+    command = [conf.get("BINARY"), "run", "--json", "--trigger", trigger]
+    if detach:
+        command.append("--detach")
+    command += ["--db", conf.get("DB")]
+    for option, name in (("--lock-file", "LOCK_FILE"), ("--ceph-conf", "CEPH_CONF"),
+                         ("--id", "CEPH_ID")):
+        if conf.get(name):
+            command += [option, str(conf.get(name))]
+    command += [str(argument) for argument in conf.get("EXTRA_ARGS")]
+    if any(mentions_password(argument) for argument in command):
+        raise ImproperlyConfigured(
+            "RBDSYNC_CONSOLE must not carry a password (DB, EXTRA_ARGS): rbd-sync takes it "
+            "from PGPASSFILE/.pgpass or a pg_service.conf entry")
+    return command
+
+
+@dataclasses.dataclass
+class Answer:
+    """What rbd-sync answered, for the page and the command."""
+    state: str  # started, succeeded, partial, already_running or failed
+    exit_code: int
+    message: str
+    hint: str = ""
+    run_id: Optional[str] = None  # started: the new run; already_running: the holder's
+    pid: Optional[int] = None
+    holder: Optional[dict] = None
+    log: str = dataclasses.field(default="", repr=False)  # rbd-sync's stderr
+
+    def as_json(self):
+        answer = dataclasses.asdict(self)
+        del answer["log"]
+        return answer
+
+
+def call(trigger, detach, timeout=None):
+    """Runs rbd-sync once and maps its exit code and --json object to an Answer."""
+    try:
+        command = run_command(trigger, detach)
+    except ImproperlyConfigured as error:
+        return Answer("failed", 78, str(error), "fix the console's settings")
+    try:
+        completed = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
+                                   text=True, timeout=timeout, check=False)
+    except FileNotFoundError:
+        return Answer("failed", 127, f"cannot run rbd-sync: {command[0]} not found",
+                      'install rbd-sync, or set RBDSYNC_CONSOLE["BINARY"] to its path')
+    except subprocess.TimeoutExpired:
+        return Answer("failed", 69, f"rbd-sync did not answer within {timeout} s",
+                      "Ceph or PostgreSQL may be slow to connect; see rbd-sync's log")
+    return answer_for(completed.returncode, completed.stdout, completed.stderr, detach)
+
+
+def answer_for(code, stdout, stderr, detach):
+    try:
+        result = json.loads(stdout)
+        if not isinstance(result, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        result = {"message": stderr.strip() or f"rbd-sync printed no answer (exit {code})",
+                  "hint": "see rbd-sync's log"}
+    message, hint = result.get("message", ""), result.get("hint", "")
+    if code == 0 and detach:
+        return Answer("started", 0, f'sync started (pid {result.get("pid")})', hint,
+                      run_id=result.get("run_id"), pid=result.get("pid"), log=stderr)
+    if code in (0, PARTIAL):
+        state = "succeeded" if code == 0 else "partial"
+        return Answer(state, code, message, hint, run_id=result.get("run_id"), log=stderr)
+    if code == ALREADY_RUNNING:
+        holder = result.get("holder") or None
+        return Answer("already_running", code, busy_message(result, holder), hint,
+                      run_id=(holder or {}).get("run_id"), pid=(holder or {}).get("pid"),
+                      holder=holder, log=stderr)
+    return Answer("failed", code, message or f"rbd-sync failed (exit {code})", hint, log=stderr)
+
+
+def busy_message(result, holder):
+    """"already running: started by cron at 22:10:03 (pid 4242 on web-1, run …), reading
+    3120/10000" from the holder; rbd-sync's own line when the holder is not an rbd-sync
+    run (an admin's flock(1) has only a pid)."""
+    if not holder or "trigger" not in holder:
+        return result.get("message") or "already running"
+    text = (f'already running: started by {holder["trigger"]} at '
+            f'{local_time(holder.get("started_at"))} (pid {holder.get("pid")} on '
+            f'{holder.get("host")}, run {holder.get("run_id")})')
+    if holder.get("total"):
+        text += f', {holder.get("phase")} {holder.get("done")}/{holder["total"]}'
+    elif holder.get("phase"):
+        text += f', {holder["phase"]}'
+    return text
+
+
+def local_time(value):
+    """An RFC 3339 time from rbd-sync in the site's time zone; the date only when it is
+    not today."""
+    if not value:
+        return "?"
+    moment = timezone.localtime(datetime.datetime.fromisoformat(value))
+    if moment.date() == timezone.localdate():
+        return moment.strftime("%H:%M:%S")
+    return moment.strftime("%Y-%m-%d %H:%M:%S")

@@ -1,0 +1,147 @@
+"""Helpers of the app's tests: inventory rows written the way rbd-sync writes them (the
+models refuse to write), the environment's services, a lock held like another sync's."""
+import datetime
+import fcntl
+import os
+import tempfile
+import time
+import uuid
+
+from django.db import connections
+from django.utils import timezone
+
+from .. import conf
+
+FSID = "0bbd9a41-0000-4000-8000-000000000001"
+MIB = 1 << 20
+GIB = 1 << 30
+
+
+def required_env(name):
+    """A variable scripts/test.sh exports; missing, the test fails (it never skips)."""
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"{name} is not set: run the tests through ./scripts/test.sh, which "
+                           "starts the throwaway Ceph cluster and PostgreSQL server")
+    return value
+
+
+def execute(statement, params=()):
+    with connections[conf.get("DATABASE")].cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def add_cluster(fsid=FSID, name="ceph"):
+    execute("INSERT INTO rbdsync.clusters (fsid, name) VALUES (%s, %s)", (fsid, name))
+
+
+def add_pool(pool_id, name, stored=0, used=0, max_avail=0, fsid=FSID):
+    execute("INSERT INTO rbdsync.pools (fsid, pool_id, name, pool_type, replica_size, min_size, "
+            "pg_num, stored_bytes, objects, used_bytes, max_avail_bytes, mirror_mode) VALUES "
+            "(%s, %s, %s, 'replicated', 3, 2, 32, %s, 10, %s, %s, 'disabled')",
+            (fsid, pool_id, name, stored, used, max_avail))
+
+
+def add_image(pool_id, name, image_id, size, used=None, reason="fast-diff disabled",
+              parent=None, snapshot_count=0, stale_error=None, namespace="", fsid=FSID):
+    """parent: (pool id, pool name, image id, image name, snap id, snap name)."""
+    parent = parent or (None,) * 6
+    execute(
+        "INSERT INTO rbdsync.images (fsid, pool_id, namespace, image_id, name, format, "
+        "size_bytes, object_size, features, feature_names, snapshot_count, used_bytes, "
+        "used_unknown_reason, parent_pool_id, parent_pool_name, parent_namespace, "
+        "parent_image_id, parent_image_name, parent_snap_id, parent_snap_name, stale_error, "
+        "stale_since) VALUES (%s, %s, %s, %s, %s, 2, %s, 4194304, 1, '{layering}', %s, %s, %s, "
+        "%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (fsid, pool_id, namespace, image_id, name, size, snapshot_count, used,
+         None if used is not None else reason, parent[0], parent[1],
+         "" if parent[0] is not None else None, parent[2], parent[3], parent[4], parent[5],
+         stale_error, timezone.now() if stale_error else None))
+
+
+def add_snapshot(pool_id, image_id, snap_id, name, size, protected=False, children=0,
+                 namespace="", fsid=FSID):
+    execute("INSERT INTO rbdsync.snapshots (fsid, pool_id, namespace, image_id, snap_id, name, "
+            "size_bytes, namespace_type, \"timestamp\", protected, children, used_unknown_reason) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, 'user', now(), %s, %s, 'fast-diff disabled')",
+            (fsid, pool_id, namespace, image_id, snap_id, name, size, protected, children))
+
+
+def add_trash(pool_id, image_id, name, fsid=FSID):
+    execute("INSERT INTO rbdsync.trash (fsid, pool_id, namespace, image_id, name, source, "
+            "deletion_time, deferment_end_time) VALUES (%s, %s, '', %s, %s, 'user', now(), now())",
+            (fsid, pool_id, image_id, name))
+
+
+def add_run(status="succeeded", trigger="cron", images=None, started=None, fsid=FSID,
+            phase=None, done=None, total=None, error=None):
+    """A row of rbdsync.runs; returns its run id."""
+    run_id = str(uuid.uuid4())
+    started = started or timezone.now()
+    ended = None if status == "running" else started + datetime.timedelta(seconds=2)
+    counts = (images, images, 0, 0) if status in ("succeeded", "partial") else (None,) * 4
+    execute("INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, ended_at, "
+            "status, phase, done, total, images, added, changed, removed, error, "
+            "duration_seconds) VALUES (%s, %s, %s, 'web-1', 4242, %s, %s, %s, %s, %s, %s, %s, "
+            "%s, %s, %s, %s, 2.0)",
+            (run_id, fsid, trigger, started, ended, status, phase, done, total, *counts, error))
+    return run_id
+
+
+def add_pool_usage(pool_id, run_id, recorded_at, stored, used, max_avail, images, provisioned,
+                   fsid=FSID):
+    execute("INSERT INTO rbdsync.pool_usage_history (fsid, pool_id, run_id, recorded_at, "
+            "stored_bytes, objects, used_bytes, max_avail_bytes, images, provisioned_bytes) "
+            "VALUES (%s, %s, %s, %s, %s, 1, %s, %s, %s, %s)",
+            (fsid, pool_id, run_id, recorded_at, stored, used, max_avail, images, provisioned))
+
+
+def wipe_inventory():
+    """Removes what real syncs committed (tests that run rbd-sync cannot roll it back)."""
+    execute("TRUNCATE rbdsync.clusters, rbdsync.pools, rbdsync.namespaces, rbdsync.images, "
+            "rbdsync.snapshots, rbdsync.trash, rbdsync.runs, rbdsync.pool_usage_history, "
+            "rbdsync.cluster_usage_history")
+
+
+class HeldLock:
+    """The lock file held as another sync would hold it (flock, as rbd-sync and flock(1)
+    take it): rbd-sync then answers 75 naming this process."""
+
+    def __init__(self, path):
+        self.file = open(path, "a")  # pylint: disable=consider-using-with
+        fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def release(self):
+        self.file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def lock_dir():
+    """A fresh directory for a test's lock file (and rbd-sync's detached.log)."""
+    return tempfile.TemporaryDirectory(prefix="rbdsync-console-test.")
+
+
+def wait_until(what, condition, seconds=60, interval=0.1):
+    """Polls `condition` until it returns something true, or fails after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {seconds}s for {what}")
+        time.sleep(interval)
+
+
+def process_gone(pid):
+    """True once `pid` has exited (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True

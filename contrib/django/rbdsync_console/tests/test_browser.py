@@ -1,0 +1,228 @@
+"""The page in headless Chromium (Debian's chromium and chromium-driver through
+python3-selenium), against the live server Django's test framework runs, the real
+binary, Ceph cluster and database. CTest label browser.
+
+A session of the test holds LOCK TABLE rbdsync.images IN EXCLUSIVE MODE, so the first
+run waits in its write phase however fast the machine, until the test has pressed
+"Sync now" a second time and seen "already running" name the first run. Screenshots go
+to RBDSYNC_TEST_ARTIFACTS. A missing service, browser or driver fails the test."""
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+
+import psycopg2
+from django.contrib.auth.models import User
+from django.contrib.staticfiles.testing import StaticLiveServerTestCase
+from django.db import connections
+from django.test import tag
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.wait import WebDriverWait
+
+from .. import conf
+from ..dbsettings import conninfo_from_database
+from .ceph import TestPool
+from .support import MIB, process_gone, required_env, wait_until, wipe_inventory
+from .test_sync_now import console_settings
+
+# Debian's builds, named: selenium-manager must never try to download a driver.
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+IMAGES = 20
+RUN_ID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+class Timer:
+    """Prints how long each step took: the test's timings are part of its report."""
+
+    def __init__(self):
+        self.start = self.last = time.monotonic()
+
+    def step(self, what):
+        now = time.monotonic()
+        print(f"test_browser: {what}: {now - self.last:.1f}s (total {now - self.start:.1f}s)",
+              flush=True)
+        self.last = now
+
+
+@tag("browser")
+class BlockStorageInBrowser(StaticLiveServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.timer = Timer()
+        cls.artifacts = required_env("RBDSYNC_TEST_ARTIFACTS")
+        super().setUpClass()
+        cls.dir = tempfile.mkdtemp(prefix="rbdsync-console-browser.")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, ignore_errors=True)
+        cls.pool = TestPool("django-browser")
+        cls.addClassCleanup(cls.pool.close)
+        cls.names = {f"img-{n}" for n in range(IMAGES)}
+        for number, name in enumerate(sorted(cls.names)):
+            cls.pool.create_image(name, written=(number % 4) * 2 * MIB)  # 0 to 6 of 8 MiB
+        cls.pool.create_golden_and_clone("golden", "vm-1")
+        cls.names |= {"golden", "vm-1"}
+        overridden = console_settings(**cls.pool.run_settings(os.path.join(cls.dir, "sync.lock")))
+        overridden.enable()
+        cls.addClassCleanup(overridden.disable)
+        cls.timer.step(f"pool with {len(cls.names)} images")
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for argument in ("--headless=new", "--window-size=1400,1300",
+                         "--no-sandbox",  # Chromium refuses to sandbox as root, as CI runs
+                         "--disable-dev-shm-usage",  # containers have a tiny /dev/shm
+                         f"--user-data-dir={os.path.join(cls.dir, 'chromium')}"):
+            options.add_argument(argument)
+        cls.browser = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER),
+                                       options=options)
+        cls.addClassCleanup(cls.browser.quit)
+        cls.timer.step("chromium started")
+
+    def setUp(self):
+        self.password = os.urandom(12).hex()
+        User.objects.create_superuser("operator", password=self.password)
+        self.pids = []  # the detached runs this test started: gone before the next test
+        self.addCleanup(wipe_inventory)
+        self.addCleanup(lambda: [wait_until(f"rbd-sync pid {pid} to exit",
+                                            lambda pid=pid: process_gone(pid))
+                                 for pid in self.pids])
+
+    # ------------------------------------------------------------ helpers
+
+    def wait_for(self, what, condition, seconds=60):
+        try:
+            return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(
+                lambda _: condition())
+        except TimeoutException:
+            self.screenshot("django-console-failure.png", check=False)
+            state = {key: self.text(key) for key in ("notice", "progress-text", "last-run")}
+            self.fail(f"waited {seconds}s for {what}; the page shows {state}, "
+                      f"images {sorted(self.image_names())}")
+
+    def text(self, element_id):
+        return self.browser.execute_script(
+            "const e = document.getElementById(arguments[0]); "
+            "return e ? e.textContent.trim() : null;", element_id)
+
+    def image_names(self):
+        # One script: the table may be swapped out between two element lookups.
+        return set(self.browser.execute_script(
+            "return [...document.querySelectorAll('#images tr.image')]"
+            ".map(row => row.dataset.name);"))
+
+    def progress_visible(self):
+        return self.browser.execute_script("return !document.getElementById('progress').hidden;")
+
+    def log_in(self):
+        self.browser.get(self.live_server_url + "/")
+        self.wait_for("the login form", lambda: self.browser.find_elements(By.ID, "id_username"))
+        self.browser.find_element(By.ID, "id_username").send_keys("operator")
+        self.browser.find_element(By.ID, "id_password").send_keys(self.password)
+        self.browser.find_element(By.ID, "log-in").click()
+        self.wait_for("the block-storage page", lambda: self.text("last-run"))
+
+    def press(self):
+        """Clicks "Sync now"; returns the server's answer once the page has it."""
+        before = self.browser.execute_script(
+            "return Number(document.getElementById('sync').dataset.answers || 0);")
+        self.browser.find_element(By.ID, "sync-now").click()
+        answer = self.wait_for("the answer to Sync now", lambda: self.browser.execute_script(
+            "const s = document.getElementById('sync'); "
+            "return Number(s.dataset.answers || 0) > arguments[0] ? s.dataset.answer : null;",
+            before), seconds=30)
+        answer = json.loads(answer)
+        if answer["state"] == "started":
+            self.pids.append(answer["pid"])
+        return answer
+
+    def chart_points(self):
+        """Points per dataset of this pool's usage chart, as Chart.js holds them."""
+        return self.browser.execute_script(
+            "const card = [...document.querySelectorAll('article.pool')]"
+            "  .find(c => c.dataset.name === arguments[0]);"
+            "const chart = card && Chart.getChart(card.querySelector('canvas'));"
+            "return chart ? chart.data.datasets.map(d => [d.label, d.data.length]) : null;",
+            self.pool.name)
+
+    def screenshot(self, name, check=True):
+        os.makedirs(self.artifacts, exist_ok=True)
+        path = os.path.join(self.artifacts, name)
+        self.assertTrue(self.browser.save_screenshot(path), path)
+        print(f"test_browser: screenshot {path}", flush=True)
+        if check:
+            with open(path, "rb") as picture:
+                self.assertEqual(picture.read(8), b"\x89PNG\r\n\x1a\n", path)
+            self.assertGreater(os.path.getsize(path), 10_000, f"{path} is (nearly) empty")
+
+    # ------------------------------------------------------------ the test
+
+    def test_sync_now_twice_then_its_progress_then_a_change_made_with_rbd(self):
+        timer = Timer()
+        self.log_in()
+        self.assertEqual(self.text("last-run"), "Last sync: never")
+        self.assertEqual(self.image_names(), set())
+        timer.step("logged in")
+
+        # The sync's writes wait behind this session's lock (as behind a long report
+        # query), so the first run is still going when the second press arrives.
+        database = conninfo_from_database(connections[conf.get("DATABASE")].settings_dict)
+        blocker = psycopg2.connect(database)
+        try:
+            with blocker.cursor() as cursor:
+                cursor.execute("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE")
+            first = self.press()
+            self.assertEqual(first["state"], "started", first)
+            self.assertRegex(self.text("notice"),
+                             rf"^sync started \(pid {first['pid']}\), run {first['run_id']}$")
+            progress = self.wait_for(
+                "the progress bar to show the run's row",
+                lambda: self.progress_visible() and re.fullmatch(
+                    r"(?!starting)[a-z]+( \d+/\d+)?", self.text("progress-text") or "")
+                and self.text("progress-text"))
+            timer.step(f"first press: run {first['run_id']} started, progress '{progress}'")
+
+            second = self.press()
+            timer.step("second press answered")
+            self.assertEqual(second["state"], "already_running", second)
+            self.assertEqual(second["run_id"], first["run_id"], "names the first run")
+            notice = self.text("notice")
+            self.assertIn("already running: started by web at ", notice)
+            self.assertIn(f"(pid {first['pid']} on ", notice)
+            self.assertIn(f"run {first['run_id']})", notice)
+            self.assertTrue(self.progress_visible(), "the first run's bar stays up")
+            self.screenshot("django-console-already-running.png")
+        finally:
+            blocker.close()  # rolls back: the first run's writes go ahead
+
+        self.wait_for("the run to end as succeeded",
+                      lambda: self.text("notice").startswith("sync succeeded"))
+        self.assertEqual(self.text("notice"), f"sync succeeded: {len(self.names)} images, "
+                                              f"{len(self.names)} added, 0 changed, 0 removed")
+        self.wait_for("the table to show the synced images", lambda: self.image_names() == self.names)
+        self.assertFalse(self.progress_visible())
+        self.assertTrue(self.text("last-run").startswith("Last sync: succeeded (by web)"),
+                        self.text("last-run"))
+        points = self.wait_for("the pool's usage chart", self.chart_points)
+        self.assertEqual([label for label, _ in points],
+                         ["stored", "raw used", "available", "provisioned"])
+        self.assertTrue(all(count >= 1 for _, count in points), points)
+        timer.step("first run ended, page refreshed, chart drawn")
+        self.screenshot("django-console-after-sync.png")
+
+        # A change made with rbd shows after the next press.
+        self.pool.create_image("new-a")
+        self.pool.remove_image("img-0")
+        names = (self.names | {"new-a"}) - {"img-0"}
+        third = self.press()
+        self.assertEqual(third["state"], "started", third)
+        self.wait_for("the table to show new-a, without img-0",
+                      lambda: self.image_names() == names)
+        self.assertEqual(self.text("notice"), f"sync succeeded: {len(names)} images, 1 added, "
+                                              "0 changed, 1 removed")
+        timer.step("third press: the change made with rbd shown")
+        self.screenshot("django-console.png")

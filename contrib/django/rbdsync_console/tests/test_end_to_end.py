@@ -1,0 +1,73 @@
+"""The cron command and "Sync now" with the real binary, Ceph cluster and database:
+what they sync shows on the page, with the pool's usage chart."""
+import io
+import json
+import os
+import re
+
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import TransactionTestCase
+from django.urls import reverse
+
+from ..models import PoolUsage, Run
+from .ceph import TestPool
+from .support import MIB, lock_dir, process_gone, wait_until, wipe_inventory
+from .test_sync_now import console_settings
+
+
+class EndToEnd(TransactionTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.pool = TestPool("django-e2e")
+        cls.addClassCleanup(cls.pool.close)
+        cls.pool.create_golden_and_clone("golden", "vm-1")
+        cls.pool.create_image("disk-1", 8 * MIB)
+
+    def setUp(self):
+        directory = lock_dir()
+        self.addCleanup(directory.cleanup)
+        self.addCleanup(wipe_inventory)
+        overridden = console_settings(**self.pool.run_settings(
+            os.path.join(directory.name, "sync.lock")))
+        overridden.enable()
+        self.addCleanup(overridden.disable)
+        self.user = User.objects.create_superuser("admin", password="pw")
+        self.client.force_login(self.user)
+
+    def test_the_cron_command_syncs_and_the_page_shows_the_images_and_the_pools_chart(self):
+        out, err = io.StringIO(), io.StringIO()
+        call_command("rbdsync_sync", stdout=out, stderr=err)
+        self.assertRegex(out.getvalue(), r"^synced 3 images \(run [0-9a-f-]{36}\)\n$")
+        run = Run.objects.get()
+        self.assertEqual((run.status, run.trigger, run.images), ("succeeded", "cron", 3))
+
+        usage = PoolUsage.objects.get(run=run)
+        self.assertEqual((usage.images, usage.provisioned_bytes), (3, (64 + 64 + 8) * MIB))
+        html = self.client.get(reverse("rbdsync_console:block_storage")).content.decode()
+        self.assertEqual(set(re.findall(r'<tr class="image" data-name="([^"]+)"', html)),
+                         {"golden", "vm-1", "disk-1"})
+        self.assertIn(f'<td class="parent">{self.pool.name}/golden@v1</td>', html)
+        card = re.search(rf'<article class="pool" data-pool-id="\d+" data-name="{self.pool.name}"'
+                         r'.*?</article>', html, re.S).group(0)
+        chart = json.loads(re.search(r'type="application/json">(.*?)</script>', card,
+                                     re.S).group(1))
+        self.assertEqual(chart["points"][0]["provisioned"], (64 + 64 + 8) * MIB)
+
+    def test_sync_now_starts_a_run_whose_progress_ends_succeeded(self):
+        answer = self.client.post(reverse("rbdsync_console:sync_now"),
+                                  HTTP_ACCEPT="application/json").json()
+        self.assertEqual(answer["state"], "started", answer)
+        progress_url = reverse("rbdsync_console:run_progress", args=[answer["run_id"]])
+
+        def ended_row():
+            row = self.client.get(progress_url).json()
+            return row if row["status"] != "running" else None
+
+        ended = wait_until("the run to end", ended_row)
+        wait_until("the detached rbd-sync to exit", lambda: process_gone(answer["pid"]))
+        self.assertEqual(ended["status"], "succeeded", ended)
+        self.assertEqual(ended["trigger"], "web")
+        self.assertEqual(ended["message"], "sync succeeded: 3 images, 3 added, 0 changed, "
+                                           "0 removed")

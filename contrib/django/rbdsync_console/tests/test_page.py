@@ -1,0 +1,151 @@
+"""The block-storage page over inventory rows written as rbd-sync writes them."""
+import datetime
+import json
+import re
+
+from django.contrib.auth.models import User
+from django.test import TestCase
+from django.urls import reverse
+from django.utils import timezone
+
+from .support import (GIB, MIB, add_cluster, add_image, add_pool, add_pool_usage, add_run,
+                      add_snapshot, add_trash)
+
+
+class BlockStoragePage(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.user = User.objects.create_user("viewer", password="pw")
+        add_cluster()
+        # 25 GiB stored of 25 + 75: the capacity bar is a quarter full.
+        add_pool(1, "rbd", stored=25 * GIB, used=75 * GIB, max_avail=75 * GIB)
+        add_pool(2, "vms", stored=0, used=0, max_avail=75 * GIB)
+        add_image(1, "golden", "g1", 16 * MIB, used=4 * MIB, snapshot_count=1)
+        add_snapshot(1, "g1", 4, "s1", 16 * MIB, protected=True, children=1)
+        add_image(2, "vm-1", "c1", 16 * MIB, parent=(1, "rbd", "g1", "golden", 4, "s1"))
+        add_image(1, "broken", "b1", 8 * MIB, used=0,
+                  stale_error="cannot open: the image header object rbd_header.b1 is missing")
+        add_trash(1, "t1", "old-logs")
+        cls.t0 = timezone.now() - datetime.timedelta(days=2)
+        first = add_run("succeeded", "cron", images=3, started=cls.t0)
+        add_pool_usage(1, first, cls.t0, 20 * GIB, 60 * GIB, 80 * GIB, 3, 40 * MIB)
+        cls.last = add_run("succeeded", "web", images=3, started=cls.t0 + datetime.timedelta(days=1))
+        add_pool_usage(1, cls.last, cls.t0 + datetime.timedelta(days=1), 25 * GIB, 75 * GIB,
+                       75 * GIB, 3, 40 * MIB)
+
+    def setUp(self):
+        self.client.force_login(self.user)
+
+    def page(self, **query):
+        response = self.client.get(reverse("rbdsync_console:block_storage"), query)
+        self.assertEqual(response.status_code, 200)
+        return response
+
+    def test_page_requires_login(self):
+        self.client.logout()
+        response = self.client.get(reverse("rbdsync_console:block_storage"))
+        self.assertEqual(response.status_code, 302)
+        self.assertTrue(response["Location"].startswith("/accounts/login/?next=/"), response)
+
+    def test_pools_have_capacity_bars_and_figures(self):
+        response = self.page()
+        cards = {card["pool"].name: card for card in response.context["pool_cards"]}
+        self.assertEqual(set(cards), {"rbd", "vms"})
+        self.assertAlmostEqual(cards["rbd"]["pool"].stored_percent, 25.0)
+        self.assertEqual(cards["rbd"]["stats"]["images"], 2)
+        self.assertEqual(cards["rbd"]["stats"]["stale"], 1)
+        html = response.content.decode()
+        rbd = re.search(r'<article class="pool" data-pool-id="1".*?</article>', html, re.S).group(0)
+        self.assertIn('style="width: 25.0%"', rbd)
+        self.assertIn("25 GiB stored", rbd)
+        self.assertIn("75 GiB raw used", rbd)
+        self.assertIn("75 GiB available", rbd)
+        self.assertIn("24 MiB provisioned", rbd)
+        self.assertIn("1 stale", rbd)
+
+    def test_each_pool_chart_holds_its_history_until_the_last_committed_run(self):
+        html = self.page().content.decode()
+        rbd = re.search(r'<article class="pool" data-pool-id="1".*?</article>', html, re.S).group(0)
+        data = json.loads(re.search(r'<script id="usage-\d+" type="application/json">(.*?)</script>',
+                                    rbd, re.S).group(1))
+        self.assertEqual(data["pool"], "rbd")
+        self.assertEqual([p["stored"] for p in data["points"]], [20 * GIB, 25 * GIB, 25 * GIB])
+        self.assertEqual(data["points"][0]["t"], int(self.t0.timestamp() * 1000))
+        # The last point is the end of the last committed run: the figures held until then.
+        self.assertGreater(data["points"][2]["t"], data["points"][1]["t"])
+        vms = re.search(r'<article class="pool" data-pool-id="2".*?</article>', html, re.S).group(0)
+        self.assertIn('"points": []', vms)
+
+    def test_images_have_usage_bars_snapshots_clones_and_the_stale_mark(self):
+        html = self.page().content.decode()
+        rows = {m.group(1): m.group(0) for m in
+                re.finditer(r'<tr class="image[^"]*" data-name="([^"]+)".*?</tr>', html, re.S)}
+        self.assertEqual(set(rows), {"golden", "vm-1", "broken"})
+        self.assertIn('style="width: 25.0%"', rows["golden"])  # 4 of 16 MiB
+        self.assertIn("s1 (16 MiB, protected, 1 clone)", rows["golden"])
+        self.assertIn('<span class="clone">vms/vm-1</span>', rows["golden"])
+        self.assertIn('<td class="parent">rbd/golden@s1</td>', rows["vm-1"])
+        self.assertIn("usage unknown: fast-diff disabled", rows["vm-1"])
+        self.assertIn('class="image stale"', rows["broken"])
+        self.assertIn("rbd_header.b1 is missing", rows["broken"])
+        stale = re.search(r'<table id="stale">.*?</table>', html, re.S).group(0)
+        self.assertIn('data-name="broken"', stale)
+
+    def test_trash_last_run_and_run_history(self):
+        html = self.page().content.decode()
+        self.assertIn('data-name="old-logs"', re.search(r'<table id="trash">.*?</table>', html,
+                                                        re.S).group(0))
+        self.assertRegex(html, r'<p id="last-run" data-status="succeeded" data-run-id="'
+                               + self.last + r'">\s*Last sync: succeeded \(by web\)')
+        runs = re.findall(r'<tr class="run (\w+)" data-run-id="([^"]+)"', html)
+        self.assertEqual(len(runs), 2)
+        self.assertEqual(runs[0], ("succeeded", self.last), "newest first")
+
+    def test_pool_filter_lists_that_pools_images_only(self):
+        response = self.page(pool="2")
+        self.assertEqual([row["image"].name for row in response.context["image_rows"]], ["vm-1"])
+        self.assertEqual(len(response.context["pool_cards"]), 2, "every pool's card stays")
+
+    def test_the_refreshable_part_is_the_inventory_without_the_page(self):
+        response = self.client.get(reverse("rbdsync_console:inventory"))
+        self.assertEqual(response.status_code, 200)
+        self.assertContains(response, 'id="last-run"')
+        self.assertContains(response, 'data-name="golden"')
+        self.assertNotContains(response, "<html")
+        self.assertNotContains(response, 'id="sync-now"')
+
+    def test_the_button_is_only_for_users_who_may_sync(self):
+        self.assertNotContains(self.page(), 'id="sync-now"')
+        self.user.user_permissions.add(*permission("sync_now"))
+        self.assertContains(self.page(), 'id="sync-now"')
+
+
+class RunProgress(TestCase):
+    def setUp(self):
+        self.client.force_login(User.objects.create_user("viewer"))
+
+    def progress(self, run_id):
+        return self.client.get(reverse("rbdsync_console:run_progress", args=[run_id]))
+
+    def test_a_running_run_shows_its_phase_and_counts(self):
+        run_id = add_run("running", "web", phase="reading", done=3, total=10)
+        answer = self.progress(run_id).json()
+        self.assertEqual((answer["status"], answer["phase"], answer["done"], answer["total"]),
+                         ("running", "reading", 3, 10))
+        self.assertNotIn("message", answer)
+
+    def test_an_ended_run_says_how(self):
+        answer = self.progress(add_run("succeeded", "web", images=9)).json()
+        self.assertEqual(answer["message"], "sync succeeded: 9 images, 9 added, 0 changed, "
+                                            "0 removed")
+        failed = self.progress(add_run("failed", "cron", error="pool gone")).json()
+        self.assertEqual(failed["message"], "sync failed: pool gone")
+
+    def test_an_unknown_run_is_not_found(self):
+        self.assertEqual(self.progress("6f1c0a5e-0000-4000-8000-000000000000").status_code, 404)
+
+
+def permission(codename):
+    from django.contrib.auth.models import Permission
+    return Permission.objects.filter(content_type__app_label="rbdsync_console",
+                                     codename=codename)

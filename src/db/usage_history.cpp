@@ -1,0 +1,72 @@
+#include "db/usage_history.hpp"
+
+namespace rbdsync::db {
+
+namespace {
+
+/// The pools' figures now, as the rows of pool_usage_history would hold them.
+constexpr const char* k_pool_figures =
+    "SELECT p.fsid, p.pool_id, p.stored_bytes, p.objects, p.used_bytes, p.max_avail_bytes, "
+    "coalesce(i.images, 0)::integer AS images, "
+    "coalesce(i.provisioned_bytes, 0)::bigint AS provisioned_bytes "
+    "FROM rbdsync.pools AS p "
+    "LEFT JOIN (SELECT pool_id, count(*) AS images, sum(size_bytes) AS provisioned_bytes "
+    "FROM rbdsync.images WHERE fsid = $1 GROUP BY pool_id) AS i ON i.pool_id = p.pool_id "
+    "WHERE p.fsid = $1 AND p.pool_id = ANY($3::bigint[])";
+
+/// Each pool's latest history row. DISTINCT ON rather than a LATERAL LIMIT 1: the
+/// sync's transaction turns nested loops off (pg_store.cpp).
+constexpr const char* k_latest_pool_rows =
+    "SELECT DISTINCT ON (pool_id) * FROM rbdsync.pool_usage_history WHERE fsid = $1 "
+    "ORDER BY pool_id, recorded_at DESC, id DESC";
+
+/// The cluster's totals now, in the column order of cluster_usage_history.
+constexpr const char* k_cluster_totals =
+    "SELECT (SELECT count(*) FROM rbdsync.pools WHERE fsid = $1)::integer AS pools, "
+    "i.images, (SELECT count(*) FROM rbdsync.snapshots WHERE fsid = $1)::integer AS snapshots, "
+    "(SELECT count(*) FROM rbdsync.trash WHERE fsid = $1)::integer AS trash, i.stale_images, "
+    "i.provisioned_bytes, i.images_used_bytes, i.images_usage_unknown, p.stored_bytes, "
+    "p.used_bytes, p.objects "
+    "FROM (SELECT count(*)::integer AS images, "
+    "count(*) FILTER (WHERE stale_error IS NOT NULL)::integer AS stale_images, "
+    "coalesce(sum(size_bytes), 0)::bigint AS provisioned_bytes, "
+    "coalesce(sum(used_bytes), 0)::bigint AS images_used_bytes, "
+    "count(*) FILTER (WHERE used_bytes IS NULL)::integer AS images_usage_unknown "
+    "FROM rbdsync.images WHERE fsid = $1) AS i, "
+    "(SELECT coalesce(sum(stored_bytes), 0)::bigint AS stored_bytes, "
+    "coalesce(sum(used_bytes), 0)::bigint AS used_bytes, "
+    "coalesce(sum(objects), 0)::bigint AS objects FROM rbdsync.pools WHERE fsid = $1) AS p";
+
+constexpr const char* k_totals_columns =
+    "pools, images, snapshots, trash, stale_images, provisioned_bytes, images_used_bytes, "
+    "images_usage_unknown, stored_bytes, used_bytes, objects";
+
+}  // namespace
+
+std::size_t record_usage_history(pqxx::work& work, const std::string& fsid,
+                                 const std::string& run_id,
+                                 const std::vector<std::int64_t>& pool_ids) {
+  std::string ids;
+  for (const std::int64_t id : pool_ids) {
+    ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  }
+  const pqxx::result pools = work.exec_params(
+      std::string("INSERT INTO rbdsync.pool_usage_history (fsid, pool_id, run_id, stored_bytes, "
+                  "objects, used_bytes, max_avail_bytes, images, provisioned_bytes) "
+                  "SELECT n.fsid, n.pool_id, $2, n.stored_bytes, n.objects, n.used_bytes, "
+                  "n.max_avail_bytes, n.images, n.provisioned_bytes FROM (") +
+          k_pool_figures + ") AS n LEFT JOIN (" + k_latest_pool_rows +
+          ") AS h ON h.pool_id = n.pool_id WHERE (h.stored_bytes, h.objects, h.used_bytes, "
+          "h.max_avail_bytes, h.images, h.provisioned_bytes) IS DISTINCT FROM (n.stored_bytes, "
+          "n.objects, n.used_bytes, n.max_avail_bytes, n.images, n.provisioned_bytes)",
+      fsid, run_id, "{" + ids + "}");
+  work.exec_params(std::string("INSERT INTO rbdsync.cluster_usage_history (fsid, run_id, ") +
+                       k_totals_columns + ") SELECT $1, $2, n.* FROM (" + k_cluster_totals +
+                       ") AS n WHERE NOT EXISTS (SELECT 1 FROM (SELECT " + k_totals_columns +
+                       " FROM rbdsync.cluster_usage_history WHERE fsid = $1 "
+                       "ORDER BY recorded_at DESC, id DESC LIMIT 1) AS h WHERE h = n)",
+                   fsid, run_id);
+  return pools.affected_rows();
+}
+
+}  // namespace rbdsync::db

@@ -1,0 +1,113 @@
+// The usage history the console's charts draw (sql/006_usage_history.sql): written by the
+// real binary in the sync's transaction, a row only when the figures changed.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "integration/harness.hpp"
+
+namespace rbdsync::testing {
+namespace {
+
+constexpr std::uint64_t k_mib = 1ULL << 20;
+
+class UsageHistoryTest : public IntegrationTest {
+ protected:
+  void SetUp() override {
+    pool = migrate_and_create_pool("usage");
+    pool_id = std::to_string(ceph.pool_id(pool));
+  }
+
+  /// The pool's history rows, oldest first: "run_id|images|provisioned_bytes".
+  std::vector<std::string> pool_rows() const {
+    return db.rows(
+        "SELECT to_char(id, 'FM0000') || '|' || run_id || '|' || images || '|' || "
+        "provisioned_bytes FROM rbdsync.pool_usage_history WHERE pool_id = " +
+        pool_id);
+  }
+
+  std::vector<std::string> latest_totals() const {
+    return db.rows(
+        "SELECT run_id || '|' || pools || '|' || images || '|' || provisioned_bytes "
+        "FROM rbdsync.cluster_usage_history ORDER BY id DESC LIMIT 1");
+  }
+
+  std::string pool;
+  std::string pool_id;
+};
+
+/// "0001|run|1|8388608" without the leading id that orders the rows.
+std::string without_id(const std::string& row) {
+  return row.substr(row.find('|') + 1);
+}
+
+TEST_F(UsageHistoryTest, FiguresAreRecordedWhenTheyChangeNamingTheRunThatSawThem) {
+  ceph.create_image(pool, "a", 8 * k_mib);
+  const auto [first_code, first] = sync_json({"--pool", pool});
+  ASSERT_EQ(first_code, 0) << first;
+  const std::string first_run = first.at("run_id");
+  auto rows = pool_rows();
+  ASSERT_EQ(rows.size(), 1U) << "the first sync of a pool records its figures";
+  EXPECT_EQ(without_id(rows[0]), first_run + "|1|" + std::to_string(8 * k_mib));
+  EXPECT_EQ(latest_totals(),
+            std::vector<std::string>{first_run + "|1|1|" + std::to_string(8 * k_mib)});
+
+  // Nothing changed in Ceph: a run adds no row, unless the mgr's figures of the pool
+  // still move (they follow the writes above by a few seconds); then it is tried again.
+  bool quiet_run_seen = false;
+  for (int attempt = 1; attempt <= 12 && !quiet_run_seen; ++attempt) {
+    SCOPED_TRACE("unchanged resync, attempt " + std::to_string(attempt));
+    const std::size_t before = pool_rows().size();
+    const auto totals_before = db.rows("SELECT count(*) FROM rbdsync.cluster_usage_history");
+    const auto [code, noop] = sync_json({"--pool", pool});
+    ASSERT_EQ(code, 0) << noop;
+    if (noop.at("counts").at("pools").at("changed") == 0) {
+      quiet_run_seen = true;
+      EXPECT_EQ(pool_rows().size(), before) << "figures unchanged, yet a pool row was added";
+      EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.cluster_usage_history"), totals_before);
+    }
+  }
+  EXPECT_TRUE(quiet_run_seen) << "the pool's figures never settled";
+
+  ceph.create_image(pool, "b", 16 * k_mib);
+  const auto [second_code, second] = sync_json({"--pool", pool});
+  ASSERT_EQ(second_code, 0) << second;
+  const std::string second_run = second.at("run_id");
+  rows = pool_rows();
+  EXPECT_EQ(without_id(rows.back()), second_run + "|2|" + std::to_string(24 * k_mib));
+  EXPECT_EQ(latest_totals(),
+            std::vector<std::string>{second_run + "|1|2|" + std::to_string(24 * k_mib)});
+
+  // No row repeats the one before it: every row is a change.
+  EXPECT_EQ(db.rows("SELECT count(*) FROM (SELECT (stored_bytes, objects, used_bytes, "
+                    "max_avail_bytes, images, provisioned_bytes) AS figures, lag((stored_bytes, "
+                    "objects, used_bytes, max_avail_bytes, images, provisioned_bytes)) OVER "
+                    "(ORDER BY id) AS previous FROM rbdsync.pool_usage_history WHERE pool_id = " +
+                    pool_id + ") AS h WHERE figures IS NOT DISTINCT FROM previous"),
+            std::vector<std::string>{"0"});
+}
+
+TEST_F(UsageHistoryTest, HistoryGoesWithItsPoolAndOutlivesItsRuns) {
+  ceph.create_image(pool, "a", 8 * k_mib);
+  ASSERT_EQ(sync({"--pool", pool}).exit_code, 0);
+  ASSERT_EQ(pool_rows().size(), 1U);
+
+  // Deleting old runs keeps the figures: they stay the baseline until the next change.
+  auto connection = db.connect();
+  pqxx::nontransaction work(*connection);
+  work.exec("DELETE FROM rbdsync.runs");
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.pool_usage_history WHERE run_id IS NULL AND "
+                    "pool_id = " +
+                    pool_id),
+            std::vector<std::string>{"1"});
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.cluster_usage_history WHERE run_id IS NULL"),
+            std::vector<std::string>{"1"});
+
+  ceph.delete_pool(pool);
+  ASSERT_EQ(sync().exit_code, 0) << "a sync of every pool removes the deleted pool";
+  EXPECT_TRUE(pool_rows().empty());
+}
+
+}  // namespace
+}  // namespace rbdsync::testing

@@ -68,11 +68,15 @@ if [[ ${RBDSYNC_TEST_SKIP_ASAN:-0} != 1 ]]; then
     # librados/librbd are not instrumented; their process-lifetime allocations are
     # listed in tests/lsan.supp so that leaks in our code still fail the run. The
     # Django app's tests (labels django, browser) check the console, not the binary
-    # (the web path runs under ASan in ops_test), so they run once, in build/.
+    # (the web path runs under ASan in ops_test), so they run once, in build/. So do the
+    # tests shaped by scale or repetition (a thousand images, fifty or twenty runs at
+    # once, the benches): the paths they take are the ones other integration tests take
+    # under ASan once, and together they cost over two minutes of the CI budget there.
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
     LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --test-dir build-asan --output-on-failure --timeout 600 -LE "lint|package|browser|django" || failed=1
+        ctest --test-dir build-asan --output-on-failure --timeout 600 -LE "lint|package|browser|django|bench" \
+            -E "PerImageCost|FiftyRuns|TwentyPresses" || failed=1
 fi
 if [[ ${RBDSYNC_TEST_SKIP_FUZZ:-0} != 1 ]]; then
     # Each harness fuzzes for a fixed time from tests/fuzz/corpus/; a finding fails its

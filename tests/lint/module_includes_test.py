@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""scripts/check-module-includes.py finds what it must: a fixture tree with one
+allowed and one forbidden include of each kind, run through the real script."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "check-module-includes.py")
+
+GRAPH = "\n".join([
+    "lib_common\tsrc/common/text.cpp\tThreads::Threads\tThreads::Threads",
+    "lib_db\tsrc/db/store.cpp\tlib_common;PkgConfig::PQXX\tlib_common;$<LINK_ONLY:PkgConfig::PQXX>",
+    "lib_ceph\tsrc/ceph/reader.cpp\tlib_common;/usr/lib/librados.so\tlib_common",
+    "lib_app\tsrc/app/run.cpp\tlib_db\tlib_db",
+    "PkgConfig::PQXX\t\t\t/usr/lib/libpqxx.so",
+]) + "\n"
+
+
+def run(files):
+    with tempfile.TemporaryDirectory() as root:
+        for path, text in files.items():
+            full = os.path.join(root, path)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(text)
+        graph = os.path.join(root, "graph.tsv")
+        with open(graph, "w", encoding="utf-8") as f:
+            f.write(GRAPH)
+        done = subprocess.run([sys.executable, SCRIPT, graph, root], capture_output=True, text=True)
+        return done.returncode, done.stdout
+
+
+BASE = {
+    "src/common/text.hpp": "#pragma once\n",
+    "src/common/text.cpp": '#include "common/text.hpp"\n',
+    "src/db/store.hpp": "#pragma once\n",
+    "src/db/store.cpp": '#include "db/store.hpp"\n#include "common/text.hpp"\n#include <pqxx/pqxx>\n',
+    "src/ceph/reader.hpp": "#pragma once\n#include <rados/librados.hpp>\n",
+    "src/ceph/reader.cpp": '#include "ceph/reader.hpp"\n',
+    "src/app/run.cpp": '#include "db/store.hpp"\n#include "common/text.hpp"\n',
+}
+
+
+class ModuleIncludes(unittest.TestCase):
+    def test_what_each_target_links_passes(self):
+        code, out = run(BASE)
+        self.assertEqual(code, 0, out)
+
+    def test_a_header_of_a_module_not_linked_fails_naming_both(self):
+        code, out = run({**BASE, "src/db/store.cpp": '#include "ceph/reader.hpp"\n'})
+        self.assertEqual(code, 1)
+        self.assertIn("src/db/store.cpp:1: includes ceph/reader.hpp of lib_ceph, which lib_db does not link", out)
+
+    def test_a_library_linked_privately_by_a_dependency_does_not_pass_on(self):
+        code, out = run({**BASE, "src/app/run.cpp": "#include <pqxx/pqxx>\n"})
+        self.assertEqual(code, 1)
+        self.assertIn("src/app/run.cpp:1: includes <pqxx/pqxx>, a library lib_app does not link", out)
+
+    def test_a_library_not_linked_at_all_fails(self):
+        code, out = run({**BASE, "src/db/store.hpp": "#include <rados/librados.hpp>\n"})
+        self.assertEqual(code, 1)
+        self.assertIn("src/db/store.hpp:1: includes <rados/librados.hpp>", out)
+
+    def test_a_file_of_no_target_fails(self):
+        code, out = run({**BASE, "src/orphan/x.cpp": "\n"})
+        self.assertEqual(code, 1)
+        self.assertIn("src/orphan/x.cpp: belongs to no CMake target", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -106,8 +106,10 @@ build_rev="$("$rbd_sync" --version 2>/dev/null | head -n 1), $(git -C "$root" re
 git -C "$root" diff --quiet HEAD -- src CMakeLists.txt sql 2>/dev/null || build_rev+=" + uncommitted src changes"
 readers=()
 # `run --help`: the global --help lists only the options of every command; an older
-# binary, with one help for all, answers it with that.
-if "$rbd_sync" run --help 2>&1 | grep -q -- '--reader'; then
+# binary, with one help for all, answers it with that. The text is read whole first: under
+# pipefail, `| grep -q` can stop reading early and fail the pipeline by SIGPIPE.
+run_help=$("$rbd_sync" run --help 2>&1 || true)
+if grep -q -- '--reader' <<<"$run_help"; then
     for r in librbd direct; do
         if wanted "$r"; then readers+=("$r"); fi
     done

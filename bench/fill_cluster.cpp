@@ -10,6 +10,7 @@
 // bluestore-on-file OSD; THREADS workers each with their own IoCtx overlap the round trips.
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,24 @@ void fail(const std::string& what, int r) {
   // other workers' feet (a 100,000-image fill died in map::at that way).
   std::fflush(stderr);
   std::_Exit(1);
+}
+
+// librbd makes a new image's id from this client's instance id and a random 32-bit
+// number, and cls_rbd's dir_add_image refuses an id already in rbd_directory with
+// -EBADF before anything of the image is kept. All creates here share one client, so at
+// 100,000 images a repeat is likely (a fill died at image 34,095 so); a new attempt draws
+// a new number. The retries are counted and printed, so a fill says it needed them.
+std::atomic<int> id_collisions{0};
+
+template <typename Create>
+int create_retrying_id_collisions(Create create) {
+  constexpr int k_attempts = 5;
+  int r = create();
+  for (int attempt = 1; r == -EBADF && attempt < k_attempts; ++attempt) {
+    ++id_collisions;
+    r = create();
+  }
+  return r;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -114,7 +133,8 @@ int main(int argc, char** argv) {
     int order = 22;
     // 1..8 GiB, so sizes differ between rows.
     const std::uint64_t size = (1 + static_cast<std::uint64_t>(i % 8)) * k_gib;
-    const int created = rbd.create2(own, image_name(i).c_str(), size, k_features, &order);
+    const int created = create_retrying_id_collisions(
+        [&] { return rbd.create2(own, image_name(i).c_str(), size, k_features, &order); });
     if (created < 0) {
       fail("creating " + image_name(i), created);
     }
@@ -165,12 +185,15 @@ int main(int argc, char** argv) {
     librbd::RBD rbd;
     int order = 22;
     const std::string child = image_name(1000000 - 1 - k);
-    const int cloned = rbd.clone(own, image_name(k * 10).c_str(), k_snapshot, own, child.c_str(),
-                                 k_features, &order);
+    const int cloned = create_retrying_id_collisions([&] {
+      return rbd.clone(own, image_name(k * 10).c_str(), k_snapshot, own, child.c_str(), k_features,
+                       &order);
+    });
     if (cloned < 0) {
       fail("cloning into " + child, cloned);
     }
   });
   std::printf("fill_cluster: %d clones in %.1fs\n", clones, seconds_since(start));
+  std::printf("fill_cluster: %d image id collision(s) retried\n", id_collisions.load());
   return 0;
 }

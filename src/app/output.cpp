@@ -87,37 +87,42 @@ std::string describe_holder(const BusyHolder& holder, std::time_t now) {
   return text + fmt::format(" (run {}, {})", run.run_id, holder.guard);
 }
 
+nlohmann::json sync_report_json(const sync::SyncReport& report, const std::string& run_id,
+                                const std::string& trigger) {
+  // message and hint in every result object, so that a caller never has to guess.
+  const std::string message =
+      report.partial() ? fmt::format(
+                             "synced, but {} image(s) could not be read; their previous rows "
+                             "were kept, marked stale",
+                             report.stale.size())
+                       : fmt::format("synced {} images", report.images);
+  const std::string hint =
+      report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
+  return {{"status", report.partial() ? "partial" : "succeeded"},
+          {"exit_code", to_int(report.partial() ? ExitCode::partial : ExitCode::ok)},
+          {"message", message},
+          {"hint", hint},
+          {"run_id", run_id},
+          {"trigger", trigger},
+          {"fsid", report.fsid},
+          {"pools", report.pools},
+          {"images", report.images},
+          {"added", report.counts.images.added},
+          {"changed", report.counts.images.changed},
+          {"removed", report.counts.images.removed},
+          {"skipped", report.skipped},
+          {"stale", sync::stale_json(report.stale)},
+          {"unreadable_pools", sync::unreadable_pools_json(report.unreadable_pools)},
+          {"unknown", sync::unknown_json(report.unknown)},
+          {"counts", sync::counts_json(report.counts)},
+          {"read", sync::read_json(report.read)},
+          {"seconds", report.seconds}};
+}
+
 void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
                        const cli::Config& config) {
   if (config.format == cli::OutputFormat::json) {
-    // message and hint in every result object, so that a caller never has to guess.
-    const std::string message =
-        report.partial() ? fmt::format(
-                               "synced, but {} image(s) could not be read; their previous rows "
-                               "were kept, marked stale",
-                               report.stale.size())
-                         : fmt::format("synced {} images", report.images);
-    const std::string hint =
-        report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
-    print_json({{"status", report.partial() ? "partial" : "succeeded"},
-                {"exit_code", to_int(report.partial() ? ExitCode::partial : ExitCode::ok)},
-                {"message", message},
-                {"hint", hint},
-                {"run_id", run_id},
-                {"trigger", config.trigger},
-                {"fsid", report.fsid},
-                {"pools", report.pools},
-                {"images", report.images},
-                {"added", report.counts.images.added},
-                {"changed", report.counts.images.changed},
-                {"removed", report.counts.images.removed},
-                {"skipped", report.skipped},
-                {"stale", sync::stale_json(report.stale)},
-                {"unreadable_pools", sync::unreadable_pools_json(report.unreadable_pools)},
-                {"unknown", sync::unknown_json(report.unknown)},
-                {"counts", sync::counts_json(report.counts)},
-                {"read", sync::read_json(report.read)},
-                {"seconds", report.seconds}});
+    print_json(sync_report_json(report, run_id, config.trigger));
     return;
   }
   // Unreadable images are worth a line each on stderr even with --quiet: cron mails it.
@@ -155,29 +160,43 @@ void print_started(const std::string& run_id, int pid, const std::string& log_pa
   }
 }
 
+nlohmann::json busy_json(const BusyHolder& holder, std::time_t now) {
+  nlohmann::json object = {{"status", "already_running"},
+                           {"exit_code", to_int(ExitCode::already_running)},
+                           {"message", "already running: " + describe_holder(holder, now)},
+                           {"hint",
+                            "another sync is running; try again once it ends, or "
+                            "queue with --wait SECONDS"},
+                           {"guard", holder.guard},
+                           {"holder", nullptr}};
+  if (holder.run) {
+    object["holder"] = run_json(*holder.run, now);
+  } else if (holder.pid) {
+    object["holder"] = {{"pid", *holder.pid}};
+  }
+  return object;
+}
+
 void print_already_running(const BusyHolder& holder, const cli::Config& config) {
   const std::time_t now = std::time(nullptr);
-  const std::string message = "already running: " + describe_holder(holder, now);
   if (config.format == cli::OutputFormat::json) {
-    nlohmann::json object = {{"status", "already_running"},
-                             {"exit_code", to_int(ExitCode::already_running)},
-                             {"message", message},
-                             {"hint",
-                              "another sync is running; try again once it ends, or "
-                              "queue with --wait SECONDS"},
-                             {"guard", holder.guard},
-                             {"holder", nullptr}};
-    if (holder.run) {
-      object["holder"] = run_json(*holder.run, now);
-    } else if (holder.pid) {
-      object["holder"] = {{"pid", *holder.pid}};
-    }
-    print_json(object);
+    print_json(busy_json(holder, now));
   }
   if (!config.quiet) {
     // Not a failure (the guard did its job), but worth a look if it happens every night.
-    std::cerr << stderr_prefix(Priority::notice) << "rbd-sync: " << message << std::endl;
+    std::cerr << stderr_prefix(Priority::notice)
+              << "rbd-sync: already running: " << describe_holder(holder, now) << std::endl;
   }
+}
+
+nlohmann::json error_json(const Error& error, const std::string& run_id) {
+  const bool interrupted =
+      error.code() == ExitCode::interrupted_int || error.code() == ExitCode::interrupted_term;
+  return {{"status", interrupted ? "interrupted" : "failed"},
+          {"exit_code", to_int(error.code())},
+          {"run_id", run_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(run_id)},
+          {"message", display_text(error.what(), Controls::escape)},
+          {"hint", display_text(error.hint(), Controls::escape)}};
 }
 
 void print_error(const Error& error, cli::OutputFormat format, const std::string& run_id) {
@@ -190,13 +209,7 @@ void print_error(const Error& error, cli::OutputFormat format, const std::string
   }
   std::cerr << stderr_prefix(Priority::err) << line << std::endl;
   if (format == cli::OutputFormat::json) {
-    const bool interrupted =
-        error.code() == ExitCode::interrupted_int || error.code() == ExitCode::interrupted_term;
-    print_json({{"status", interrupted ? "interrupted" : "failed"},
-                {"exit_code", to_int(error.code())},
-                {"run_id", run_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(run_id)},
-                {"message", message},
-                {"hint", hint}});
+    print_json(error_json(error, run_id));
   }
 }
 

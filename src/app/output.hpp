@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "lock/holder_record.hpp"
@@ -24,6 +26,16 @@ struct BusyHolder {
 /// "pid 4242 on web-1, trigger cron, started 22:10:03 (4m12s ago), reading images
 /// 3120/10000": the facts known about the holder, in one phrase.
 std::string describe_holder(const BusyHolder& holder, std::time_t now);
+
+/// The --json object of a finished sync (what print_sync_report prints).
+nlohmann::json sync_report_json(const sync::SyncReport& report, const std::string& run_id,
+                                const std::string& trigger);
+
+/// The --json object of a busy guard at time `now` (what print_already_running prints).
+nlohmann::json busy_json(const BusyHolder& holder, std::time_t now);
+
+/// The --json object of a failure (what print_error prints); `run_id` "" gives null.
+nlohmann::json error_json(const Error& error, const std::string& run_id);
 
 /// A finished sync.
 void print_sync_report(const sync::SyncReport& report, const std::string& run_id,

@@ -34,6 +34,49 @@ TEST(Metrics, SuccessfulRunReportsItsCountsAndTimes) {
   EXPECT_NE(text.find("# TYPE rbd_sync_images gauge\n"), std::string::npos);
 }
 
+TEST(Metrics, TextOfAPartialRunIsUnchanged) {
+  // node_exporter and its alerts read these names and values: issue #20 pins the text.
+  RunMetrics metrics;
+  metrics.exit_code = 3;
+  metrics.ended_at = 1764800100;
+  metrics.duration_seconds = 12.5;
+  metrics.last_success_at = 1764800100;
+  metrics.images = 7;
+  metrics.added = 3;
+  metrics.changed = 2;
+  metrics.removed = 1;
+  metrics.stale = 1;
+  EXPECT_EQ(
+      format_metrics(metrics),
+      "# HELP rbd_sync_last_run_success Whether the last sync run succeeded (1) or not (0).\n"
+      "# TYPE rbd_sync_last_run_success gauge\n"
+      "rbd_sync_last_run_success 0\n"
+      "# HELP rbd_sync_last_run_exit_code Exit code of the last sync run.\n"
+      "# TYPE rbd_sync_last_run_exit_code gauge\n"
+      "rbd_sync_last_run_exit_code 3\n"
+      "# HELP rbd_sync_last_run_timestamp_seconds When the last sync run ended.\n"
+      "# TYPE rbd_sync_last_run_timestamp_seconds gauge\n"
+      "rbd_sync_last_run_timestamp_seconds 1764800100\n"
+      "# HELP rbd_sync_last_run_duration_seconds How long the last sync run took.\n"
+      "# TYPE rbd_sync_last_run_duration_seconds gauge\n"
+      "rbd_sync_last_run_duration_seconds 12.5\n"
+      "# HELP rbd_sync_last_success_timestamp_seconds When a sync run last succeeded.\n"
+      "# TYPE rbd_sync_last_success_timestamp_seconds gauge\n"
+      "rbd_sync_last_success_timestamp_seconds 1764800100\n"
+      "# HELP rbd_sync_images Images in the inventory after the last successful run.\n"
+      "# TYPE rbd_sync_images gauge\n"
+      "rbd_sync_images 7\n"
+      "# HELP rbd_sync_last_run_stale_images Images the last sync run could not read; their rows "
+      "were kept, marked stale.\n"
+      "# TYPE rbd_sync_last_run_stale_images gauge\n"
+      "rbd_sync_last_run_stale_images 1\n"
+      "# HELP rbd_sync_last_run_changes Image rows the last sync run added, changed or removed.\n"
+      "# TYPE rbd_sync_last_run_changes gauge\n"
+      "rbd_sync_last_run_changes{kind=\"added\"} 3\n"
+      "rbd_sync_last_run_changes{kind=\"changed\"} 2\n"
+      "rbd_sync_last_run_changes{kind=\"removed\"} 1\n");
+}
+
 TEST(Metrics, FailedRunKeepsTheLastSuccessOfThePreviousFile) {
   testing::ScopedTempDir dir;
   const std::string path = dir.file("rbd_sync.prom");

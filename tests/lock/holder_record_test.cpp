@@ -54,6 +54,35 @@ TEST(HolderRecord, EncodedRecordDecodesToTheSameFacts) {
   EXPECT_EQ(decoded->last_run->message, "cannot connect");
 }
 
+TEST(HolderRecord, EncodingOfAnEndedRunIsUnchanged) {
+  // Older and newer binaries share one lock file, and `status` reads it: issue #20 pins
+  // the text.
+  HolderRecord record;
+  RunInfo last = sample_run();
+  last.status = "partial";
+  last.exit_code = 3;
+  last.message = "";
+  last.ended_at = 1764800100;
+  record.last_run = last;
+  EXPECT_EQ(encode_record(record),
+            R"({"format":"rbd-sync holder record 1","holder":null,"last_run":{"done":3120,)"
+            R"("ended_at":1764800100,"exit_code":3,"host":"web-1","message":"",)"
+            R"("phase":"reading","pid":4242,"run_id":"5f0c8a7e-0000-4000-8000-000000000001",)"
+            R"("started_at":1764800000,"status":"partial","total":10000,"trigger":"cron"}})");
+  record.holder = sample_run();
+  record.last_run->status = "interrupted";
+  record.last_run->exit_code = 143;
+  record.last_run->message = "interrupted by SIGTERM";
+  EXPECT_EQ(encode_record(record),
+            R"({"format":"rbd-sync holder record 1","holder":{"done":3120,"host":"web-1",)"
+            R"("phase":"reading","pid":4242,"run_id":"5f0c8a7e-0000-4000-8000-000000000001",)"
+            R"("started_at":1764800000,"total":10000,"trigger":"cron"},)"
+            R"("last_run":{"done":3120,"ended_at":1764800100,"exit_code":143,"host":"web-1",)"
+            R"("message":"interrupted by SIGTERM","phase":"reading","pid":4242,)"
+            R"("run_id":"5f0c8a7e-0000-4000-8000-000000000001","started_at":1764800000,)"
+            R"("status":"interrupted","total":10000,"trigger":"cron"}})");
+}
+
 TEST(HolderRecord, GarbageAndForeignJsonAreNotRecords) {
   EXPECT_FALSE(decode_record(""));
   EXPECT_FALSE(decode_record("4242\n"));

@@ -15,6 +15,7 @@
 #include "app/progress.hpp"
 #include "ceph/ceph_source.hpp"
 #include "common/interrupts.hpp"
+#include "common/run_status.hpp"
 #include "common/stopwatch.hpp"
 #include "common/uuid.hpp"
 #include "db/migrations.hpp"
@@ -161,7 +162,7 @@ ExitCode run_sync(const cli::Config& config,
     const int signal_number = interrupts::received();
     const bool interrupted = signal_number != 0;
     const Error error = interrupted ? interrupts::interrupted_by(signal_number) : caught;
-    row.status = interrupted ? "interrupted" : "failed";
+    row.status = run_status_of(error.code());
     row.exit_code = to_int(error.code());
     row.error = error.what();
     row.duration_seconds = seconds_since(start);
@@ -175,7 +176,8 @@ ExitCode run_sync(const cli::Config& config,
       }
     }
     record_metrics(config, row);
-    spdlog::info("run {} {} with exit code {}", row.run_id, row.status, row.exit_code);
+    spdlog::info("run {} {} with exit code {}", row.run_id, run_status_name(row.status),
+                 row.exit_code);
     print_error(error, config.format, row_recorded ? row.run_id : std::string());
     return error.code();
   };
@@ -245,7 +247,7 @@ ExitCode run_sync(const cli::Config& config,
   // Committed. Nothing below may turn that into a failure: bookkeeping that fails now
   // is logged, and the run still reports its outcome (exit 0, or 3 when partial).
   const ExitCode outcome = report->partial() ? ExitCode::partial : ExitCode::ok;
-  row.status = report->partial() ? "partial" : "succeeded";
+  row.status = run_status_of(outcome);
   row.exit_code = to_int(outcome);
   row.phase = "done";
   fill_counts(row, *report);
@@ -258,7 +260,8 @@ ExitCode run_sync(const cli::Config& config,
   }
   keeper.finish(row.status, row.exit_code, "");
   record_metrics(config, row);
-  spdlog::info("run {} of {} {} in {:.3f}s", me.run_id, row.fsid, row.status, report->seconds);
+  spdlog::info("run {} of {} {} in {:.3f}s", me.run_id, row.fsid, run_status_name(row.status),
+               report->seconds);
   print_sync_report(*report, me.run_id, config);
   return outcome;
 }

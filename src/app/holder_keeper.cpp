@@ -22,7 +22,7 @@ HolderKeeper::HolderKeeper(int fd, lock::RunInfo me) : m_fd(fd) {
     // We got the lock, so whoever the record names as holder is gone without saying
     // how it ended (SIGKILL, power loss).
     lock::RunInfo dead = *m_previous.holder;
-    dead.status = "abandoned";
+    dead.status = RunStatus::abandoned;
     dead.message = "the run ended without recording how (killed?)";
     spdlog::warn("previous run {} (pid {} on {}) ended without recording how; marked abandoned",
                  dead.run_id, dead.pid, dead.host);
@@ -46,7 +46,7 @@ void HolderKeeper::on_progress(sync::Phase phase, std::size_t done, std::size_t 
   }
 }
 
-void HolderKeeper::finish(const std::string& status, int exit_code, const std::string& message) {
+void HolderKeeper::finish(RunStatus status, int exit_code, const std::string& message) {
   if (!m_record.holder) {
     return;
   }

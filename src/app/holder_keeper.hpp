@@ -20,7 +20,7 @@ class HolderKeeper : public sync::ProgressObserver {
   void on_progress(sync::Phase phase, std::size_t done, std::size_t total) override;
 
   /// Records the end of this run as the last run; the record then names no holder.
-  void finish(const std::string& status, int exit_code, const std::string& message);
+  void finish(RunStatus status, int exit_code, const std::string& message);
 
   /// Puts the record back as it was, without a holder: for a run that turned out
   /// not to run at all (the cluster was busy on another host).

@@ -7,12 +7,18 @@
 #include <nlohmann/json.hpp>
 
 #include "app/logging.hpp"
+#include "common/run_status.hpp"
 #include "common/text.hpp"
 #include "sync/report.hpp"
 
 namespace rbdsync::app {
 
 namespace {
+
+// The "status" of answers that are not how a run ended: a run went on in the
+// background, or another run holds the guard (exit 75).
+constexpr const char* k_answer_started = "started";
+constexpr const char* k_answer_already_running = "already_running";
 
 void print_json(const nlohmann::json& object) {
   std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
@@ -48,8 +54,8 @@ nlohmann::json run_json(const lock::RunInfo& run, std::time_t now) {
                            {"phase", run.phase},
                            {"done", run.done},
                            {"total", run.total}};
-  if (!run.status.empty()) {
-    object["status"] = run.status;
+  if (run.status != RunStatus::running) {
+    object["status"] = run_status_name(run.status);
     object["ended_at"] = iso_time(run.ended_at);
     object["exit_code"] = run.exit_code;
     object["message"] = run.message;
@@ -58,9 +64,9 @@ nlohmann::json run_json(const lock::RunInfo& run, std::time_t now) {
 }
 
 std::string describe_last_run(const lock::RunInfo& run) {
-  std::string text =
-      fmt::format("last run {} {} at {}, pid {} on {}, trigger {}, exit {}", run.run_id, run.status,
-                  iso_time(run.ended_at), run.pid, run.host, run.trigger, run.exit_code);
+  std::string text = fmt::format("last run {} {} at {}, pid {} on {}, trigger {}, exit {}",
+                                 run.run_id, run_status_name(run.status), iso_time(run.ended_at),
+                                 run.pid, run.host, run.trigger, run.exit_code);
   if (!run.message.empty()) {
     text += ": " + run.message;
   }
@@ -98,8 +104,9 @@ nlohmann::json sync_report_json(const sync::SyncReport& report, const std::strin
                        : fmt::format("synced {} images", report.images);
   const std::string hint =
       report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
-  return {{"status", report.partial() ? "partial" : "succeeded"},
-          {"exit_code", to_int(report.partial() ? ExitCode::partial : ExitCode::ok)},
+  const ExitCode outcome = report.partial() ? ExitCode::partial : ExitCode::ok;
+  return {{"status", run_status_name(run_status_of(outcome))},
+          {"exit_code", to_int(outcome)},
           {"message", message},
           {"hint", hint},
           {"run_id", run_id},
@@ -141,7 +148,7 @@ void print_started(const std::string& run_id, int pid, const std::string& log_pa
                    const cli::Config& config) {
   const std::time_t now = std::time(nullptr);
   if (config.format == cli::OutputFormat::json) {
-    print_json({{"status", "started"},
+    print_json({{"status", k_answer_started},
                 {"exit_code", to_int(ExitCode::ok)},
                 {"run_id", run_id},
                 {"pid", pid},
@@ -161,7 +168,7 @@ void print_started(const std::string& run_id, int pid, const std::string& log_pa
 }
 
 nlohmann::json busy_json(const BusyHolder& holder, std::time_t now) {
-  nlohmann::json object = {{"status", "already_running"},
+  nlohmann::json object = {{"status", k_answer_already_running},
                            {"exit_code", to_int(ExitCode::already_running)},
                            {"message", "already running: " + describe_holder(holder, now)},
                            {"hint",
@@ -190,9 +197,7 @@ void print_already_running(const BusyHolder& holder, const cli::Config& config) 
 }
 
 nlohmann::json error_json(const Error& error, const std::string& run_id) {
-  const bool interrupted =
-      error.code() == ExitCode::interrupted_int || error.code() == ExitCode::interrupted_term;
-  return {{"status", interrupted ? "interrupted" : "failed"},
+  return {{"status", run_status_name(run_status_of(error.code()))},
           {"exit_code", to_int(error.code())},
           {"run_id", run_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(run_id)},
           {"message", display_text(error.what(), Controls::escape)},
@@ -215,7 +220,7 @@ void print_error(const Error& error, cli::OutputFormat format, const std::string
 
 void print_migrations(const std::string& applied, int version, const cli::Config& config) {
   if (config.format == cli::OutputFormat::json) {
-    print_json({{"status", "succeeded"},
+    print_json({{"status", run_status_name(RunStatus::succeeded)},
                 {"exit_code", to_int(ExitCode::ok)},
                 {"applied", applied},
                 {"schema_version", version}});

@@ -32,8 +32,8 @@ std::optional<RunRow> RunHistory::running_run(const std::string& fsid) {
     const auto result = work.exec_params(
         "SELECT run_id, trigger, host, pid, extract(epoch FROM started_at)::bigint, "
         "coalesce(phase, ''), coalesce(done, 0), coalesce(total, 0) "
-        "FROM rbdsync.runs WHERE fsid = $1 AND status = 'running'",
-        fsid);
+        "FROM rbdsync.runs WHERE fsid = $1 AND status = $2",
+        fsid, run_status_name(RunStatus::running));
     if (result.empty()) {
       return std::nullopt;
     }
@@ -45,7 +45,7 @@ std::optional<RunRow> RunHistory::running_run(const std::string& fsid) {
     run.host = row[2].as<std::string>();
     run.pid = row[3].as<std::int64_t>();
     run.started_at = row[4].as<std::int64_t>();
-    run.status = "running";
+    run.status = RunStatus::running;
     run.phase = row[5].as<std::string>();
     run.done = row[6].as<std::int64_t>();
     run.total = row[7].as<std::int64_t>();
@@ -57,10 +57,11 @@ int RunHistory::mark_abandoned(const std::string& fsid) {
   return translated("marking abandoned runs", [&] {
     pqxx::nontransaction work(*m_connection->connection, "rbd-sync abandoned");
     return static_cast<int>(
-        work.exec_params("UPDATE rbdsync.runs SET status = 'abandoned', ended_at = now(), "
+        work.exec_params("UPDATE rbdsync.runs SET status = $2, ended_at = now(), "
                          "error = 'the run ended without recording how (killed?)' "
-                         "WHERE fsid = $1 AND status = 'running'",
-                         fsid)
+                         "WHERE fsid = $1 AND status = $3",
+                         fsid, run_status_name(RunStatus::abandoned),
+                         run_status_name(RunStatus::running))
             .affected_rows());
   });
 }
@@ -70,8 +71,9 @@ void RunHistory::start(const RunRow& run) {
     pqxx::nontransaction work(*m_connection->connection, "rbd-sync run start");
     work.exec_params(
         "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status, phase) "
-        "VALUES ($1, $2, $3, $4, $5, to_timestamp($6), 'running', $7)",
-        run.run_id, run.fsid, run.trigger, run.host, run.pid, run.started_at, run.phase);
+        "VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7, $8)",
+        run.run_id, run.fsid, run.trigger, run.host, run.pid, run.started_at,
+        run_status_name(RunStatus::running), run.phase);
   });
 }
 
@@ -82,18 +84,18 @@ void RunHistory::finish(const RunRow& run) {
         // A run that failed keeps the phase and progress it had reached: that is where
         // it failed. Counts exist only for a run that got to the end.
         "UPDATE rbdsync.runs SET status = $2, ended_at = now(), "
-        "phase = CASE WHEN $2 IN ('succeeded', 'partial') THEN $3 ELSE phase END, "
-        "done = CASE WHEN $2 IN ('succeeded', 'partial') THEN $4 ELSE done END, "
-        "total = CASE WHEN $2 IN ('succeeded', 'partial') THEN $5 ELSE total END, "
+        "phase = CASE WHEN $19 THEN $3 ELSE phase END, "
+        "done = CASE WHEN $19 THEN $4 ELSE done END, "
+        "total = CASE WHEN $19 THEN $5 ELSE total END, "
         "pools = $6, images = $7, added = $8, changed = $9, removed = $10, "
         "skipped = $11, exit_code = $12, error = nullif($13, ''), duration_seconds = $14, "
         "stale = $15, counts = nullif($16, '')::jsonb, stale_images = nullif($17, '')::jsonb, "
         "unreadable_pools = nullif($18, '')::jsonb "
         "WHERE run_id = $1",
-        run.run_id, run.status, run.phase, run.done, run.total, run.pools, run.images, run.added,
-        run.changed, run.removed, run.skipped, run.exit_code,
+        run.run_id, run_status_name(run.status), run.phase, run.done, run.total, run.pools,
+        run.images, run.added, run.changed, run.removed, run.skipped, run.exit_code,
         display_text(run.error, Controls::escape), run.duration_seconds, run.stale, run.counts_json,
-        run.stale_images_json, run.unreadable_pools_json);
+        run.stale_images_json, run.unreadable_pools_json, committed(run.status));
   });
 }
 
@@ -103,8 +105,8 @@ void RunHistory::progress(const std::string& run_id, const std::string& phase, s
     pqxx::nontransaction work(*m_connection->connection, "rbd-sync progress");
     work.exec_params(
         "UPDATE rbdsync.runs SET phase = $2, done = $3, total = $4 "
-        "WHERE run_id = $1 AND status = 'running'",
-        run_id, phase, done, total);
+        "WHERE run_id = $1 AND status = $5",
+        run_id, phase, done, total, run_status_name(RunStatus::running));
   });
 }
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "common/run_status.hpp"
+
 namespace rbdsync::db {
 
 /// One row of rbdsync.runs: a sync that got past both guards.
@@ -15,7 +17,7 @@ struct RunRow {
   std::string host;
   std::int64_t pid = 0;
   std::int64_t started_at = 0;  ///< Unix seconds
-  std::string status;  ///< running | succeeded | partial | failed | interrupted | abandoned
+  RunStatus status = RunStatus::running;
   std::string phase;
   std::int64_t done = 0;
   std::int64_t total = 0;

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "common/run_status.hpp"
+
 namespace rbdsync::lock {
 
 /// Who a run is and how far it got: what a busy caller and `rbd-sync status` show.
@@ -19,7 +21,7 @@ struct RunInfo {
   std::uint64_t done = 0;       ///< images read so far
   std::uint64_t total = 0;      ///< images listed
   // Set once the run has ended.
-  std::string status;  ///< succeeded | failed | interrupted | abandoned; "" while running
+  RunStatus status = RunStatus::running;  ///< how it ended; running until then
   std::int64_t ended_at = 0;
   int exit_code = 0;
   std::string message;

@@ -1,5 +1,6 @@
 #include "sync/report.hpp"
 
+#include "common/run_status.hpp"
 #include "common/text.hpp"
 
 #include <fmt/format.h>
@@ -27,9 +28,10 @@ std::string format_plain(const SyncReport& report) {
   std::string text = fmt::format(
       "{} fsid={} pools={} images={} added={} changed={} removed={} skipped={} stale={} "
       "unreadable_pools={} unknown={} seconds={:.3f}",
-      report.partial() ? "partial" : "synced", report.fsid, report.pools, report.images,
-      images.added, images.changed, images.removed, report.skipped, report.stale.size(),
-      report.unreadable_pools.size(), report.unknown.total(), report.seconds);
+      run_status_plain_word(report.partial() ? RunStatus::partial : RunStatus::succeeded),
+      report.fsid, report.pools, report.images, images.added, images.changed, images.removed,
+      report.skipped, report.stale.size(), report.unreadable_pools.size(), report.unknown.total(),
+      report.seconds);
   // Per kind: +added/~changed/-removed/=unchanged.
   text += kind_plain("pool_rows", report.counts.pools);
   text += kind_plain("namespace_rows", report.counts.namespaces);

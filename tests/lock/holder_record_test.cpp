@@ -33,7 +33,7 @@ TEST(HolderRecord, EncodedRecordDecodesToTheSameFacts) {
   HolderRecord record;
   record.holder = sample_run();
   RunInfo last = sample_run();
-  last.status = "failed";
+  last.status = RunStatus::failed;
   last.exit_code = 69;
   last.message = "cannot connect";
   last.ended_at = 1764800100;
@@ -47,9 +47,9 @@ TEST(HolderRecord, EncodedRecordDecodesToTheSameFacts) {
   EXPECT_EQ(decoded->holder->trigger, "cron");
   EXPECT_EQ(decoded->holder->done, 3120U);
   EXPECT_EQ(decoded->holder->total, 10000U);
-  EXPECT_TRUE(decoded->holder->status.empty());
+  EXPECT_EQ(decoded->holder->status, RunStatus::running);
   ASSERT_TRUE(decoded->last_run);
-  EXPECT_EQ(decoded->last_run->status, "failed");
+  EXPECT_EQ(decoded->last_run->status, RunStatus::failed);
   EXPECT_EQ(decoded->last_run->exit_code, 69);
   EXPECT_EQ(decoded->last_run->message, "cannot connect");
 }
@@ -59,7 +59,7 @@ TEST(HolderRecord, EncodingOfAnEndedRunIsUnchanged) {
   // the text.
   HolderRecord record;
   RunInfo last = sample_run();
-  last.status = "partial";
+  last.status = RunStatus::partial;
   last.exit_code = 3;
   last.message = "";
   last.ended_at = 1764800100;
@@ -70,7 +70,7 @@ TEST(HolderRecord, EncodingOfAnEndedRunIsUnchanged) {
             R"("phase":"reading","pid":4242,"run_id":"5f0c8a7e-0000-4000-8000-000000000001",)"
             R"("started_at":1764800000,"status":"partial","total":10000,"trigger":"cron"}})");
   record.holder = sample_run();
-  record.last_run->status = "interrupted";
+  record.last_run->status = RunStatus::interrupted;
   record.last_run->exit_code = 143;
   record.last_run->message = "interrupted by SIGTERM";
   EXPECT_EQ(encode_record(record),
@@ -151,6 +151,18 @@ TEST(HolderRecord, WrongTypesAndMissingFieldsAreNotARecord) {
   EXPECT_FALSE(decode_record(R"({"format":"rbd-sync holder record 1","holder":{"pid":4242}})"));
 }
 
+TEST(HolderRecord, EveryStatusReadsBackAndAnUnknownOneIsNotARecord) {
+  for (const RunStatusInfo& status : k_run_statuses) {
+    const auto decoded = decode_record(holder_with("status", '"' + std::string(status.name) + '"'));
+    ASSERT_TRUE(decoded && decoded->holder) << status.name;
+    EXPECT_EQ(decoded->holder->status, status.status);
+  }
+  // What such a run's end was cannot be told, so it is not shown as if it were known.
+  EXPECT_FALSE(decode_record(holder_with("status", R"("synced")")));
+  EXPECT_FALSE(decode_record(holder_with("status", R"("")")));
+  EXPECT_FALSE(decode_record(holder_with("status", "3")));
+}
+
 TEST(HolderRecord, ControlCharactersInTextAreEscapedToOnePrintableLine) {
   // Any member of the lock file's group can write the record: a host name that clears
   // the screen or a message that forges a second line must not reach a terminal.
@@ -194,7 +206,7 @@ TEST(HolderRecord, OversizedMessageIsCutSoTheRecordStillFits) {
   FileLock lock(dir.file("sync.lock"));
   HolderRecord record;
   record.last_run = sample_run();
-  record.last_run->status = "failed";
+  record.last_run->status = RunStatus::failed;
   record.last_run->message = std::string(20000, 'x');
   ASSERT_TRUE(write_record(lock.fd(), record));
   const auto read = read_record(lock.fd());

@@ -13,6 +13,7 @@
 #include "app/metrics.hpp"
 #include "app/output.hpp"
 #include "app/progress.hpp"
+#include "app/report_format.hpp"
 #include "ceph/ceph_source.hpp"
 #include "common/interrupts.hpp"
 #include "common/run_status.hpp"
@@ -23,7 +24,6 @@
 #include "db/run_history.hpp"
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
-#include "sync/report.hpp"
 #include "sync/syncer.hpp"
 
 namespace rbdsync::app {
@@ -84,13 +84,13 @@ void fill_counts(db::RunRow& row, const sync::SyncReport& report) {
   row.stale = static_cast<std::int64_t>(report.stale.size());
   // Names in there are display text already; the handler is the last line of defence.
   constexpr auto k_replace = nlohmann::json::error_handler_t::replace;
-  row.counts_json = sync::counts_json(report.counts).dump(-1, ' ', false, k_replace);
+  row.counts_json = counts_json(report.counts).dump(-1, ' ', false, k_replace);
   row.stale_images_json =
-      report.partial() ? sync::stale_json(report.stale).dump(-1, ' ', false, k_replace) : "";
+      report.partial() ? stale_json(report.stale).dump(-1, ' ', false, k_replace) : "";
   row.unreadable_pools_json =
       report.unreadable_pools.empty()
           ? ""
-          : sync::unreadable_pools_json(report.unreadable_pools).dump(-1, ' ', false, k_replace);
+          : unreadable_pools_json(report.unreadable_pools).dump(-1, ' ', false, k_replace);
   row.done = row.images + row.skipped + row.stale;
   row.total = row.done;
 }

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/logging.hpp"
+#include "app/report_format.hpp"
 #include "common/run_status.hpp"
 #include "common/text.hpp"
-#include "sync/report.hpp"
 
 namespace rbdsync::app {
 
@@ -118,11 +118,11 @@ nlohmann::json sync_report_json(const sync::SyncReport& report, const std::strin
           {"changed", report.counts.images.changed},
           {"removed", report.counts.images.removed},
           {"skipped", report.skipped},
-          {"stale", sync::stale_json(report.stale)},
-          {"unreadable_pools", sync::unreadable_pools_json(report.unreadable_pools)},
-          {"unknown", sync::unknown_json(report.unknown)},
-          {"counts", sync::counts_json(report.counts)},
-          {"read", sync::read_json(report.read)},
+          {"stale", stale_json(report.stale)},
+          {"unreadable_pools", unreadable_pools_json(report.unreadable_pools)},
+          {"unknown", unknown_json(report.unknown)},
+          {"counts", counts_json(report.counts)},
+          {"read", read_json(report.read)},
           {"seconds", report.seconds}};
 }
 
@@ -140,7 +140,7 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
               << std::endl;
   }
   if (!config.quiet) {
-    std::cout << sync::format_plain(report) << " run=" << run_id << std::endl;
+    std::cout << format_plain(report) << " run=" << run_id << std::endl;
   }
 }
 

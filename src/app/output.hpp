@@ -9,7 +9,7 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "lock/holder_record.hpp"
-#include "sync/syncer.hpp"
+#include "sync/report.hpp"
 
 namespace rbdsync::app {
 

@@ -6,7 +6,7 @@
 #include <ctime>
 
 #include "common/error.hpp"
-#include "sync/syncer.hpp"
+#include "sync/report.hpp"
 
 namespace rbdsync::app {
 namespace {

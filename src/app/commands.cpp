@@ -16,6 +16,7 @@
 #include "app/report_format.hpp"
 #include "ceph/ceph_source.hpp"
 #include "common/interrupts.hpp"
+#include "common/run_record.hpp"
 #include "common/run_status.hpp"
 #include "common/stopwatch.hpp"
 #include "common/uuid.hpp"
@@ -58,62 +59,30 @@ BusyHolder local_holder(const lock::FileLock& lock_file) {
 BusyHolder remote_holder(db::RunHistory& history, const std::string& fsid) {
   BusyHolder holder;
   holder.guard = "cluster " + fsid;
-  if (const auto row = history.running_run(fsid)) {
-    lock::RunInfo run;
-    run.run_id = row->run_id;
-    run.pid = row->pid;
-    run.host = row->host;
-    run.trigger = row->trigger;
-    run.started_at = row->started_at;
-    run.phase = row->phase;
-    run.done = static_cast<std::uint64_t>(row->done);
-    run.total = static_cast<std::uint64_t>(row->total);
-    holder.run = run;
-  }
+  holder.run = history.running_run(fsid);
   return holder;
-}
-
-/// The end of a run, as the run history records it.
-void fill_counts(db::RunRow& row, const sync::SyncReport& report) {
-  row.pools = static_cast<std::int64_t>(report.pools);
-  row.images = static_cast<std::int64_t>(report.images);
-  row.added = static_cast<std::int64_t>(report.counts.images.added);
-  row.changed = static_cast<std::int64_t>(report.counts.images.changed);
-  row.removed = static_cast<std::int64_t>(report.counts.images.removed);
-  row.skipped = static_cast<std::int64_t>(report.skipped);
-  row.stale = static_cast<std::int64_t>(report.stale.size());
-  // Names in there are display text already; the handler is the last line of defence.
-  constexpr auto k_replace = nlohmann::json::error_handler_t::replace;
-  row.counts_json = counts_json(report.counts).dump(-1, ' ', false, k_replace);
-  row.stale_images_json =
-      report.partial() ? stale_json(report.stale).dump(-1, ' ', false, k_replace) : "";
-  row.unreadable_pools_json =
-      report.unreadable_pools.empty()
-          ? ""
-          : unreadable_pools_json(report.unreadable_pools).dump(-1, ' ', false, k_replace);
-  row.done = row.images + row.skipped + row.stale;
-  row.total = row.done;
 }
 
 /// The Prometheus textfile, when --metrics-file asks for one. A file that cannot be
 /// written is logged, not fatal: the run's outcome is decided by then.
-void record_metrics(const cli::Config& config, const db::RunRow& row) {
+void record_metrics(const cli::Config& config, const RunRecord& run,
+                    const sync::SyncReport* report) {
   if (config.metrics_file.empty()) {
     return;
   }
   RunMetrics metrics;
-  metrics.exit_code = row.exit_code;
-  metrics.ended_at = static_cast<double>(std::time(nullptr));
-  metrics.duration_seconds = row.duration_seconds;
+  metrics.exit_code = run.exit_code;
+  metrics.ended_at = static_cast<double>(run.ended_at);
+  metrics.duration_seconds = run.duration_seconds;
   // A partial run committed everything it could read: the inventory is fresh but for
   // the stale images, which the exit code and the stale gauge tell.
-  if (row.exit_code == 0 || row.exit_code == to_int(ExitCode::partial)) {
+  if (report) {
     metrics.last_success_at = metrics.ended_at;
-    metrics.stale = row.stale;
-    metrics.images = row.images;
-    metrics.added = row.added;
-    metrics.changed = row.changed;
-    metrics.removed = row.removed;
+    metrics.stale = static_cast<std::int64_t>(report->stale.size());
+    metrics.images = static_cast<std::int64_t>(report->images);
+    metrics.added = static_cast<std::int64_t>(report->counts.images.added);
+    metrics.changed = static_cast<std::int64_t>(report->counts.images.changed);
+    metrics.removed = static_cast<std::int64_t>(report->counts.images.removed);
   }
   try {
     write_metrics_file(config.metrics_file, metrics);
@@ -136,22 +105,16 @@ ExitCode run_sync(const cli::Config& config,
     return ExitCode::already_running;
   }
 
-  lock::RunInfo me;
-  me.run_id = random_uuid();
-  me.pid = ::getpid();
-  me.host = host_name();
-  me.trigger = config.trigger;
-  me.started_at = static_cast<std::int64_t>(std::time(nullptr));
-  me.phase = "connecting";
-  HolderKeeper keeper(lock_file.fd(), me);
-  spdlog::info("run {} started (trigger {}, lock {})", me.run_id, me.trigger, lock_file.path());
+  RunRecord run;
+  run.run_id = random_uuid();
+  run.pid = ::getpid();
+  run.host = host_name();
+  run.trigger = config.trigger;
+  run.started_at = static_cast<std::int64_t>(std::time(nullptr));
+  run.phase = "connecting";
+  HolderKeeper keeper(lock_file.fd(), run);
+  spdlog::info("run {} started (trigger {}, lock {})", run.run_id, run.trigger, lock_file.path());
 
-  db::RunRow row;
-  row.run_id = me.run_id;
-  row.trigger = me.trigger;
-  row.host = me.host;
-  row.pid = me.pid;
-  row.started_at = me.started_at;
   std::unique_ptr<db::RunHistory> history;
   bool row_recorded = false;
   std::optional<sync::SyncReport> report;
@@ -162,23 +125,24 @@ ExitCode run_sync(const cli::Config& config,
     const int signal_number = interrupts::received();
     const bool interrupted = signal_number != 0;
     const Error error = interrupted ? interrupts::interrupted_by(signal_number) : caught;
-    row.status = run_status_of(error.code());
-    row.exit_code = to_int(error.code());
-    row.error = error.what();
-    row.duration_seconds = seconds_since(start);
-    keeper.finish(row.status, row.exit_code, row.error);
+    run.status = run_status_of(error.code());
+    run.exit_code = to_int(error.code());
+    run.message = error.what();
+    run.duration_seconds = seconds_since(start);
+    run.ended_at = static_cast<std::int64_t>(std::time(nullptr));
+    keeper.finish(run);
     if (row_recorded) {
       try {
-        history->finish(row);
+        history->finish(run);
       } catch (const std::exception& also) {
         // The database may be what failed; the next run marks the row abandoned.
-        spdlog::warn("could not record the end of run {}: {}", row.run_id, also.what());
+        spdlog::warn("could not record the end of run {}: {}", run.run_id, also.what());
       }
     }
-    record_metrics(config, row);
-    spdlog::info("run {} {} with exit code {}", row.run_id, run_status_name(row.status),
-                 row.exit_code);
-    print_error(error, config.format, row_recorded ? row.run_id : std::string());
+    record_metrics(config, run, nullptr);
+    spdlog::info("run {} {} with exit code {}", run.run_id, run_status_name(run.status),
+                 run.exit_code);
+    print_error(error, config.format, row_recorded ? run.run_id : std::string());
     return error.code();
   };
   try {
@@ -199,29 +163,29 @@ ExitCode run_sync(const cli::Config& config,
     ceph_config.reader = config.reader == cli::ImageReader::direct ? ceph::ImageReader::direct
                                                                    : ceph::ImageReader::librbd;
     ceph::CephSource source(ceph_config);
-    row.fsid = source.cluster_fsid();
+    run.fsid = source.cluster_fsid();
 
     // The guard across hosts: this cluster's advisory lock, held by the history's
     // session until the end of the run.
-    if (!history->try_claim_cluster(row.fsid)) {
+    if (!history->try_claim_cluster(run.fsid)) {
       keeper.withdraw();
-      print_already_running(remote_holder(*history, row.fsid), config);
+      print_already_running(remote_holder(*history, run.fsid), config);
       return ExitCode::already_running;
     }
-    if (const int abandoned = history->mark_abandoned(row.fsid); abandoned > 0) {
-      spdlog::warn("marked {} earlier run(s) of cluster {} abandoned", abandoned, row.fsid);
+    if (const int abandoned = history->mark_abandoned(run.fsid); abandoned > 0) {
+      spdlog::warn("marked {} earlier run(s) of cluster {} abandoned", abandoned, run.fsid);
     }
-    row.phase = "listing";
-    history->start(row);
+    run.phase = "listing";
+    history->start(run);
     row_recorded = true;
-    store.set_run_id(row.run_id);
+    store.set_run_id(run.run_id);
     if (on_guarded) {
-      on_guarded(row.run_id);
+      on_guarded(run.run_id);
     }
 
     ProgressFanOut progress;
     progress.add(&keeper);
-    DatabaseProgress database_progress(*history, row.run_id);
+    DatabaseProgress database_progress(*history, run.run_id);
     progress.add(&database_progress);
     std::optional<TerminalProgress> terminal;
     if (config.format == cli::OutputFormat::plain && !config.quiet && ::isatty(STDERR_FILENO)) {
@@ -247,22 +211,23 @@ ExitCode run_sync(const cli::Config& config,
   // Committed. Nothing below may turn that into a failure: bookkeeping that fails now
   // is logged, and the run still reports its outcome (exit 0, or 3 when partial).
   const ExitCode outcome = report->partial() ? ExitCode::partial : ExitCode::ok;
-  row.status = run_status_of(outcome);
-  row.exit_code = to_int(outcome);
-  row.phase = "done";
-  fill_counts(row, *report);
-  row.duration_seconds = seconds_since(start);
+  run.status = run_status_of(outcome);
+  run.exit_code = to_int(outcome);
+  run.phase = "done";
+  run.duration_seconds = seconds_since(start);
+  run.ended_at = static_cast<std::int64_t>(std::time(nullptr));
   try {
-    history->finish(row);
+    const db::CommittedRun figures = committed_run(*report);
+    history->finish(run, &figures);
   } catch (const std::exception& error) {
-    spdlog::warn("run {} committed, but its history row was not updated: {}", row.run_id,
+    spdlog::warn("run {} committed, but its history row was not updated: {}", run.run_id,
                  error.what());
   }
-  keeper.finish(row.status, row.exit_code, "");
-  record_metrics(config, row);
-  spdlog::info("run {} of {} {} in {:.3f}s", me.run_id, row.fsid, run_status_name(row.status),
+  keeper.finish(run);
+  record_metrics(config, run, &*report);
+  spdlog::info("run {} of {} {} in {:.3f}s", run.run_id, run.fsid, run_status_name(run.status),
                report->seconds);
-  print_sync_report(*report, me.run_id, config);
+  print_sync_report(*report, run.run_id, config);
   return outcome;
 }
 

@@ -44,7 +44,7 @@ std::string age(std::int64_t seconds) {
   return fmt::format("{}h{:02}m", seconds / 3600, seconds % 3600 / 60);
 }
 
-nlohmann::json run_json(const lock::RunInfo& run, std::time_t now) {
+nlohmann::json run_json(const RunRecord& run, std::time_t now) {
   nlohmann::json object = {{"run_id", run.run_id},
                            {"pid", run.pid},
                            {"host", run.host},
@@ -63,7 +63,7 @@ nlohmann::json run_json(const lock::RunInfo& run, std::time_t now) {
   return object;
 }
 
-std::string describe_last_run(const lock::RunInfo& run) {
+std::string describe_last_run(const RunRecord& run) {
   std::string text = fmt::format("last run {} {} at {}, pid {} on {}, trigger {}, exit {}",
                                  run.run_id, run_status_name(run.status), iso_time(run.ended_at),
                                  run.pid, run.host, run.trigger, run.exit_code);
@@ -81,7 +81,7 @@ std::string describe_holder(const BusyHolder& holder, std::time_t now) {
                ? fmt::format("pid {} holds the {} (no holder record)", *holder.pid, holder.guard)
                : fmt::format("another process holds the {}", holder.guard);
   }
-  const lock::RunInfo& run = *holder.run;
+  const RunRecord& run = *holder.run;
   std::string text = fmt::format(
       "pid {} on {}, trigger {}, started {:%H:%M:%S} ({} ago)", run.pid, run.host, run.trigger,
       fmt::localtime(static_cast<std::time_t>(run.started_at)), age(now - run.started_at));
@@ -235,14 +235,13 @@ void print_migrations(const std::string& applied, int version, const cli::Config
 void print_status(const lock::LockState& state, const cli::Config& config) {
   const std::time_t now = std::time(nullptr);
   const bool running = state.holder_pid.has_value();
-  std::optional<lock::RunInfo> holder;
+  std::optional<RunRecord> holder;
   // The record names the holder only if it is the process /proc/locks names.
   if (running && state.record && state.record->holder &&
       state.record->holder->pid == *state.holder_pid) {
     holder = state.record->holder;
   }
-  const std::optional<lock::RunInfo> last_run =
-      state.record ? state.record->last_run : std::nullopt;
+  const std::optional<RunRecord> last_run = state.record ? state.record->last_run : std::nullopt;
 
   if (config.format == cli::OutputFormat::json) {
     nlohmann::json object = {{"running", running},

@@ -18,9 +18,9 @@ namespace rbdsync::app {
 
 /// Who holds a busy guard, as far as can be told.
 struct BusyHolder {
-  std::string guard;                 ///< "lock file PATH" or "cluster FSID"
-  std::optional<lock::RunInfo> run;  ///< from the holder record or the running row
-  std::optional<std::int64_t> pid;   ///< from /proc/locks, when no record describes it
+  std::string guard;                ///< "lock file PATH" or "cluster FSID"
+  std::optional<RunRecord> run;     ///< from the holder record or the running row
+  std::optional<std::int64_t> pid;  ///< from /proc/locks, when no record describes it
 };
 
 /// "pid 4242 on web-1, trigger cron, started 22:10:03 (4m12s ago), reading images

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/run_history.hpp"
 #include "sync/report.hpp"
 
 namespace rbdsync::app {
@@ -29,5 +30,10 @@ nlohmann::json unreadable_pools_json(const std::vector<sync::UnreadablePool>& po
 
 /// {"parents", "children", "groups", "usage"}: values stored as unknown to this client.
 nlohmann::json unknown_json(const sync::UnknownCounts& unknown);
+
+/// What the run history records of a committed sync: the report, and the JSON of
+/// its counts, stale images (when partial) and unreadable pools (when any), as --json
+/// writes them.
+db::CommittedRun committed_run(const sync::SyncReport& report);
 
 }  // namespace rbdsync::app

@@ -40,7 +40,7 @@ constexpr std::size_t k_max_id = 64;
 constexpr std::size_t k_max_host = 255;  // a fully qualified name at most
 constexpr std::size_t k_max_word = 32;   // trigger, phase
 
-nlohmann::json to_json(const RunInfo& run) {
+nlohmann::json to_json(const RunRecord& run) {
   nlohmann::json object = {
       {"run_id", run.run_id},
       {"pid", run.pid},
@@ -133,11 +133,11 @@ RunStatus ended_status(const nlohmann::json& object) {
   return *named;
 }
 
-RunInfo from_json(const nlohmann::json& object) {
+RunRecord from_json(const nlohmann::json& object) {
   if (!object.is_object()) {
     throw Unfit{};
   }
-  RunInfo run;
+  RunRecord run;
   run.run_id = text(object, "run_id", k_max_id);
   run.pid = integer(object, "pid", 1, k_pid_limit - 1);
   run.host = text(object, "host", k_max_host);

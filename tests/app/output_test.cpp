@@ -102,7 +102,7 @@ TEST(Output, BusyJsonNamesTheHolder) {
   ::tzset();
   BusyHolder holder;
   holder.guard = "cluster 6d4c7f3a-1b2c-4d5e-8f90-0123456789ab";
-  lock::RunInfo run;
+  RunRecord run;
   run.run_id = "run-0002";
   run.pid = 4242;
   run.host = "web-1";

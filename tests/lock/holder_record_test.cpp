@@ -16,8 +16,8 @@ namespace {
 
 using testing::ScopedTempDir;
 
-RunInfo sample_run() {
-  RunInfo run;
+RunRecord sample_run() {
+  RunRecord run;
   run.run_id = "5f0c8a7e-0000-4000-8000-000000000001";
   run.pid = 4242;
   run.host = "web-1";
@@ -32,7 +32,7 @@ RunInfo sample_run() {
 TEST(HolderRecord, EncodedRecordDecodesToTheSameFacts) {
   HolderRecord record;
   record.holder = sample_run();
-  RunInfo last = sample_run();
+  RunRecord last = sample_run();
   last.status = RunStatus::failed;
   last.exit_code = 69;
   last.message = "cannot connect";
@@ -58,7 +58,7 @@ TEST(HolderRecord, EncodingOfAnEndedRunIsUnchanged) {
   // Older and newer binaries share one lock file, and `status` reads it: issue #20 pins
   // the text.
   HolderRecord record;
-  RunInfo last = sample_run();
+  RunRecord last = sample_run();
   last.status = RunStatus::partial;
   last.exit_code = 3;
   last.message = "";

@@ -70,22 +70,8 @@ void record_metrics(const cli::Config& config, const RunRecord& run,
   if (config.metrics_file.empty()) {
     return;
   }
-  RunMetrics metrics;
-  metrics.exit_code = run.exit_code;
-  metrics.ended_at = static_cast<double>(run.ended_at);
-  metrics.duration_seconds = run.duration_seconds;
-  // A partial run committed everything it could read: the inventory is fresh but for
-  // the stale images, which the exit code and the stale gauge tell.
-  if (report) {
-    metrics.last_success_at = metrics.ended_at;
-    metrics.stale = static_cast<std::int64_t>(report->stale.size());
-    metrics.images = static_cast<std::int64_t>(report->images);
-    metrics.added = static_cast<std::int64_t>(report->counts.images.added);
-    metrics.changed = static_cast<std::int64_t>(report->counts.images.changed);
-    metrics.removed = static_cast<std::int64_t>(report->counts.images.removed);
-  }
   try {
-    write_metrics_file(config.metrics_file, metrics);
+    write_metrics_file(config.metrics_file, run, report);
   } catch (const Error& error) {
     spdlog::warn("{}", error.what());
   }

@@ -18,14 +18,22 @@ std::string read(const std::string& path) {
   return text.str();
 }
 
+/// A run that ended at `ended_at` with `status` and its exit code.
+RunRecord ended_run(RunStatus status, ExitCode code, std::int64_t ended_at) {
+  RunRecord run;
+  run.status = status;
+  run.exit_code = to_int(code);
+  run.ended_at = ended_at;
+  return run;
+}
+
 TEST(Metrics, SuccessfulRunReportsItsCountsAndTimes) {
-  RunMetrics metrics;
-  metrics.ended_at = 1764800000;
-  metrics.duration_seconds = 1.5;
-  metrics.last_success_at = 1764800000;
-  metrics.images = 9;
-  metrics.added = 3;
-  const std::string text = format_metrics(metrics);
+  RunRecord run = ended_run(RunStatus::succeeded, ExitCode::ok, 1764800000);
+  run.duration_seconds = 1.5;
+  sync::SyncReport report;
+  report.images = 9;
+  report.counts.images.added = 3;
+  const std::string text = format_metrics(run, &report);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_success"), 1.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_exit_code"), 0.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_images"), 9.0);
@@ -36,18 +44,16 @@ TEST(Metrics, SuccessfulRunReportsItsCountsAndTimes) {
 
 TEST(Metrics, TextOfAPartialRunIsUnchanged) {
   // node_exporter and its alerts read these names and values: issue #20 pins the text.
-  RunMetrics metrics;
-  metrics.exit_code = 3;
-  metrics.ended_at = 1764800100;
-  metrics.duration_seconds = 12.5;
-  metrics.last_success_at = 1764800100;
-  metrics.images = 7;
-  metrics.added = 3;
-  metrics.changed = 2;
-  metrics.removed = 1;
-  metrics.stale = 1;
+  RunRecord run = ended_run(RunStatus::partial, ExitCode::partial, 1764800100);
+  run.duration_seconds = 12.5;
+  sync::SyncReport report;
+  report.images = 7;
+  report.counts.images = {3, 2, 1, 4};
+  report.stale.resize(1);
+  // A committed run is its own last success: what the previous file said is not used.
+  const LastSuccess earlier{1764700000, 5};
   EXPECT_EQ(
-      format_metrics(metrics),
+      format_metrics(run, &report, earlier),
       "# HELP rbd_sync_last_run_success Whether the last sync run succeeded (1) or not (0).\n"
       "# TYPE rbd_sync_last_run_success gauge\n"
       "rbd_sync_last_run_success 0\n"
@@ -80,16 +86,11 @@ TEST(Metrics, TextOfAPartialRunIsUnchanged) {
 TEST(Metrics, FailedRunKeepsTheLastSuccessOfThePreviousFile) {
   testing::ScopedTempDir dir;
   const std::string path = dir.file("rbd_sync.prom");
-  RunMetrics good;
-  good.ended_at = 1000;
-  good.last_success_at = 1000;
-  good.images = 42;
-  write_metrics_file(path, good);
+  sync::SyncReport report;
+  report.images = 42;
+  write_metrics_file(path, ended_run(RunStatus::succeeded, ExitCode::ok, 1000), &report);
 
-  RunMetrics bad;
-  bad.exit_code = 69;
-  bad.ended_at = 2000;
-  write_metrics_file(path, bad);
+  write_metrics_file(path, ended_run(RunStatus::failed, ExitCode::unavailable, 2000), nullptr);
   const std::string text = read(path);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_success"), 0.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_exit_code"), 69.0);
@@ -99,9 +100,9 @@ TEST(Metrics, FailedRunKeepsTheLastSuccessOfThePreviousFile) {
 }
 
 TEST(Metrics, UnwritableDirectoryIsACantCreateError) {
-  RunMetrics metrics;
   try {
-    write_metrics_file("/nonexistent-dir/rbd_sync.prom", metrics);
+    write_metrics_file("/nonexistent-dir/rbd_sync.prom",
+                       ended_run(RunStatus::failed, ExitCode::internal, 1000), nullptr);
     FAIL() << "writing into a missing directory must fail";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ExitCode::cant_create);

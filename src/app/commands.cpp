@@ -77,20 +77,8 @@ void record_metrics(const cli::Config& config, const RunRecord& run,
   }
 }
 
-}  // namespace
-
-ExitCode run_sync(const cli::Config& config,
-                  const std::function<void(const std::string& run_id)>& on_guarded) {
-  const auto start = std::chrono::steady_clock::now();
-  // The lock file comes first: a busy guard must answer at once, without touching
-  // Ceph or PostgreSQL.
-  lock::FileLock lock_file(config.lock_file);
-  const auto held = lock::ScopedLock::acquire(lock_file, std::chrono::seconds(config.wait_seconds));
-  if (!held) {
-    print_already_running(local_holder(lock_file), config);
-    return ExitCode::already_running;
-  }
-
+/// This process's run, as it starts: who it is, and that it is connecting.
+RunRecord new_run(const cli::Config& config) {
   RunRecord run;
   run.run_id = random_uuid();
   run.pid = ::getpid();
@@ -98,91 +86,63 @@ ExitCode run_sync(const cli::Config& config,
   run.trigger = config.trigger;
   run.started_at = static_cast<std::int64_t>(std::time(nullptr));
   run.phase = "connecting";
-  HolderKeeper keeper(lock_file.fd(), run);
-  spdlog::info("run {} started (trigger {}, lock {})", run.run_id, run.trigger, lock_file.path());
+  return run;
+}
 
-  std::unique_ptr<db::RunHistory> history;
-  bool row_recorded = false;
+ceph::CephConfig ceph_config(const cli::Config& config) {
+  const ceph::ImageReader reader = config.reader == cli::ImageReader::direct
+                                       ? ceph::ImageReader::direct
+                                       : ceph::ImageReader::librbd;
+  // In CephConfig's order: conf, client, keyring, timeout, exact usage, reader.
+  return {config.ceph_conf,   config.ceph_client,
+          config.keyring,     config.ceph_timeout_seconds,
+          config.exact_usage, reader};
+}
+
+/// One run, from the moment it holds the lock file to its end: it connects, claims the
+/// cluster, syncs, and records how it ended in the holder record, the runs row, the
+/// metrics file and the log, whichever way it ends.
+class RunSession {
+ public:
+  /// `start`: when the run began waiting for the lock file, for its duration.
+  RunSession(const cli::Config& config, const lock::FileLock& lock_file,
+             std::chrono::steady_clock::time_point start)
+      : m_config(config), m_start(start), m_run(new_run(config)), m_keeper(lock_file.fd(), m_run) {
+    spdlog::info("run {} started (trigger {}, lock {})", m_run.run_id, m_run.trigger,
+                 lock_file.path());
+  }
+
+  /// Runs the sync and ends the run; returns its exit code (75 when another host
+  /// holds the cluster).
+  ExitCode sync(const OnGuarded& on_guarded);
+
+ private:
+  /// Connects, claims the cluster and syncs; std::nullopt when the cluster is busy.
+  /// Throws what the sync threw: nothing is committed then.
+  std::optional<sync::SyncReport> connect_and_sync(const OnGuarded& on_guarded);
+  /// The guard across hosts, and the run's row once it holds it.
+  bool claim_cluster(ceph::CephSource& source);
+  sync::SyncReport read_and_write(db::PgStore& store, ceph::CephSource& source);
+  /// Every way out of a failed run goes through here.
+  ExitCode end_failed(const Error& caught);
+  /// The one ending: the run record, holder record, runs row, metrics and log line.
+  /// `report` is the committed sync's, or null when nothing was committed.
+  ExitCode end(ExitCode code, const std::string& message, const sync::SyncReport* report);
+  /// The runs row's end, once the row exists; a failure to write it is only logged.
+  void record_end_in_history(const sync::SyncReport* report);
+
+  const cli::Config& m_config;
+  std::chrono::steady_clock::time_point m_start;
+  RunRecord m_run;
+  HolderKeeper m_keeper;
+  std::unique_ptr<db::RunHistory> m_history;
+  bool m_row_recorded = false;
+};
+
+ExitCode RunSession::sync(const OnGuarded& on_guarded) {
   std::optional<sync::SyncReport> report;
-  // Every way out of a failed run goes through here, so that the runs row, the holder
-  // record and the metrics file always say how it ended.
-  const auto end_failed = [&](const Error& caught) {
-    // A signal makes the call it interrupted fail; report the signal, not that failure.
-    const int signal_number = interrupts::received();
-    const bool interrupted = signal_number != 0;
-    const Error error = interrupted ? interrupts::interrupted_by(signal_number) : caught;
-    run.status = run_status_of(error.code());
-    run.exit_code = to_int(error.code());
-    run.message = error.what();
-    run.duration_seconds = seconds_since(start);
-    run.ended_at = static_cast<std::int64_t>(std::time(nullptr));
-    keeper.finish(run);
-    if (row_recorded) {
-      try {
-        history->finish(run);
-      } catch (const std::exception& also) {
-        // The database may be what failed; the next run marks the row abandoned.
-        spdlog::warn("could not record the end of run {}: {}", run.run_id, also.what());
-      }
-    }
-    record_metrics(config, run, nullptr);
-    spdlog::info("run {} {} with exit code {}", run.run_id, run_status_name(run.status),
-                 run.exit_code);
-    print_error(error, config.format, row_recorded ? run.run_id : std::string());
-    return error.code();
-  };
   try {
-    // PostgreSQL before Ceph: a missing schema or a wrong password should fail in
-    // milliseconds, not after reading the whole cluster.
-    db::PgStore store(config.db, config.db_timeout_seconds);
-    // Declared after the store, so it is cleared before the store goes.
-    const interrupts::ScopedAction cancel_on_signal([&store] { store.cancel_running_statement(); });
-    store.require_current_schema();
-    history = std::make_unique<db::RunHistory>(config.db, config.db_timeout_seconds);
-
-    ceph::CephConfig ceph_config;
-    ceph_config.conf_path = config.ceph_conf;
-    ceph_config.client_name = config.ceph_client;
-    ceph_config.keyring_path = config.keyring;
-    ceph_config.timeout_seconds = config.ceph_timeout_seconds;
-    ceph_config.exact_usage = config.exact_usage;
-    ceph_config.reader = config.reader == cli::ImageReader::direct ? ceph::ImageReader::direct
-                                                                   : ceph::ImageReader::librbd;
-    ceph::CephSource source(ceph_config);
-    run.fsid = source.cluster_fsid();
-
-    // The guard across hosts: this cluster's advisory lock, held by the history's
-    // session until the end of the run.
-    if (!history->try_claim_cluster(run.fsid)) {
-      keeper.withdraw();
-      print_already_running(remote_holder(*history, run.fsid), config);
-      return ExitCode::already_running;
-    }
-    if (const int abandoned = history->mark_abandoned(run.fsid); abandoned > 0) {
-      spdlog::warn("marked {} earlier run(s) of cluster {} abandoned", abandoned, run.fsid);
-    }
-    run.phase = "listing";
-    history->start(run);
-    row_recorded = true;
-    store.set_run_id(run.run_id);
-    if (on_guarded) {
-      on_guarded(run.run_id);
-    }
-
-    ProgressFanOut progress;
-    progress.add(&keeper);
-    DatabaseProgress database_progress(*history, run.run_id);
-    progress.add(&database_progress);
-    std::optional<TerminalProgress> terminal;
-    if (config.format == cli::OutputFormat::plain && !config.quiet && ::isatty(STDERR_FILENO)) {
-      terminal.emplace(stderr);
-      progress.add(&*terminal);
-    }
-
-    sync::SyncOptions options;
-    options.pool_names = config.pools;
-    options.check_interrupted = interrupts::check;
-    report = sync::Syncer().run(source, store, options, &progress);
+    report = connect_and_sync(on_guarded);
   } catch (const Error& caught) {
     return end_failed(caught);
   } catch (const std::exception& caught) {
@@ -193,28 +153,131 @@ ExitCode run_sync(const cli::Config& config,
     return end_failed(Error(ExitCode::internal, "unexpected non-standard exception",
                             "report this as a bug with the log"));
   }
-
+  if (!report) {
+    return ExitCode::already_running;
+  }
   // Committed. Nothing below may turn that into a failure: bookkeeping that fails now
   // is logged, and the run still reports its outcome (exit 0, or 3 when partial).
-  const ExitCode outcome = report->partial() ? ExitCode::partial : ExitCode::ok;
-  run.status = run_status_of(outcome);
-  run.exit_code = to_int(outcome);
-  run.phase = "done";
-  run.duration_seconds = seconds_since(start);
-  run.ended_at = static_cast<std::int64_t>(std::time(nullptr));
-  try {
-    const db::CommittedRun figures = committed_run(*report);
-    history->finish(run, &figures);
-  } catch (const std::exception& error) {
-    spdlog::warn("run {} committed, but its history row was not updated: {}", run.run_id,
-                 error.what());
-  }
-  keeper.finish(run);
-  record_metrics(config, run, &*report);
-  spdlog::info("run {} of {} {} in {:.3f}s", run.run_id, run.fsid, run_status_name(run.status),
-               report->seconds);
-  print_sync_report(*report, run.run_id, config);
+  m_run.phase = "done";
+  const ExitCode outcome = end(report->partial() ? ExitCode::partial : ExitCode::ok, "", &*report);
+  print_sync_report(*report, m_run.run_id, m_config);
   return outcome;
+}
+
+std::optional<sync::SyncReport> RunSession::connect_and_sync(const OnGuarded& on_guarded) {
+  // PostgreSQL before Ceph: a missing schema or a wrong password should fail in
+  // milliseconds, not after reading the whole cluster.
+  db::PgStore store(m_config.db, m_config.db_timeout_seconds);
+  // Declared after the store, so it is cleared before the store goes.
+  const interrupts::ScopedAction cancel_on_signal([&store] { store.cancel_running_statement(); });
+  store.require_current_schema();
+  m_history = std::make_unique<db::RunHistory>(m_config.db, m_config.db_timeout_seconds);
+  ceph::CephSource source(ceph_config(m_config));
+  if (!claim_cluster(source)) {
+    return std::nullopt;
+  }
+  store.set_run_id(m_run.run_id);
+  if (on_guarded) {
+    on_guarded(m_run.run_id);
+  }
+  return read_and_write(store, source);
+}
+
+bool RunSession::claim_cluster(ceph::CephSource& source) {
+  m_run.fsid = source.cluster_fsid();
+  // This cluster's advisory lock, held by the history's session until the end of the run.
+  if (!m_history->try_claim_cluster(m_run.fsid)) {
+    m_keeper.withdraw();
+    print_already_running(remote_holder(*m_history, m_run.fsid), m_config);
+    return false;
+  }
+  if (const int abandoned = m_history->mark_abandoned(m_run.fsid); abandoned > 0) {
+    spdlog::warn("marked {} earlier run(s) of cluster {} abandoned", abandoned, m_run.fsid);
+  }
+  m_run.phase = "listing";
+  m_history->start(m_run);
+  m_row_recorded = true;
+  return true;
+}
+
+sync::SyncReport RunSession::read_and_write(db::PgStore& store, ceph::CephSource& source) {
+  ProgressFanOut progress;
+  progress.add(&m_keeper);
+  DatabaseProgress database_progress(*m_history, m_run.run_id);
+  progress.add(&database_progress);
+  std::optional<TerminalProgress> terminal;
+  if (m_config.format == cli::OutputFormat::plain && !m_config.quiet && ::isatty(STDERR_FILENO)) {
+    terminal.emplace(stderr);
+    progress.add(&*terminal);
+  }
+  sync::SyncOptions options;
+  options.pool_names = m_config.pools;
+  options.check_interrupted = interrupts::check;
+  return sync::Syncer().run(source, store, options, &progress);
+}
+
+ExitCode RunSession::end_failed(const Error& caught) {
+  // A signal makes the call it interrupted fail; report the signal, not that failure.
+  const int signal_number = interrupts::received();
+  const Error error = signal_number != 0 ? interrupts::interrupted_by(signal_number) : caught;
+  end(error.code(), error.what(), nullptr);
+  print_error(error, m_config.format, m_row_recorded ? m_run.run_id : std::string());
+  return error.code();
+}
+
+void RunSession::record_end_in_history(const sync::SyncReport* report) {
+  if (!m_row_recorded) {
+    return;
+  }
+  try {
+    const std::optional<db::CommittedRun> figures =
+        report ? std::optional(committed_run(*report)) : std::nullopt;
+    m_history->finish(m_run, figures ? &*figures : nullptr);
+  } catch (const std::exception& error) {
+    if (report) {
+      spdlog::warn("run {} committed, but its history row was not updated: {}", m_run.run_id,
+                   error.what());
+    } else {
+      // The database may be what failed; the next run marks the row abandoned.
+      spdlog::warn("could not record the end of run {}: {}", m_run.run_id, error.what());
+    }
+  }
+}
+
+ExitCode RunSession::end(ExitCode code, const std::string& message,
+                         const sync::SyncReport* report) {
+  m_run.status = run_status_of(code);
+  m_run.exit_code = to_int(code);
+  m_run.message = message;
+  m_run.duration_seconds = seconds_since(m_start);
+  m_run.ended_at = static_cast<std::int64_t>(std::time(nullptr));
+  m_keeper.finish(m_run);
+  record_end_in_history(report);
+  record_metrics(m_config, m_run, report);
+  if (report) {
+    spdlog::info("run {} of {} {} in {:.3f}s", m_run.run_id, m_run.fsid,
+                 run_status_name(m_run.status), report->seconds);
+  } else {
+    spdlog::info("run {} {} with exit code {}", m_run.run_id, run_status_name(m_run.status),
+                 m_run.exit_code);
+  }
+  return code;
+}
+
+}  // namespace
+
+ExitCode run_sync(const cli::Config& config, const OnGuarded& on_guarded) {
+  const auto start = std::chrono::steady_clock::now();
+  // The lock file comes first: a busy guard must answer at once, without touching
+  // Ceph or PostgreSQL.
+  lock::FileLock lock_file(config.lock_file);
+  const auto held = lock::ScopedLock::acquire(lock_file, std::chrono::seconds(config.wait_seconds));
+  if (!held) {
+    print_already_running(local_holder(lock_file), config);
+    return ExitCode::already_running;
+  }
+  RunSession session(config, lock_file, start);
+  return session.sync(on_guarded);
 }
 
 ExitCode run_migrate(const cli::Config& config) {

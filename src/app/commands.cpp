@@ -13,8 +13,11 @@
 #include "app/metrics.hpp"
 #include "app/output.hpp"
 #include "app/progress.hpp"
+#include "app/report_format.hpp"
 #include "ceph/ceph_source.hpp"
 #include "common/interrupts.hpp"
+#include "common/run_record.hpp"
+#include "common/run_status.hpp"
 #include "common/stopwatch.hpp"
 #include "common/uuid.hpp"
 #include "db/migrations.hpp"
@@ -22,7 +25,6 @@
 #include "db/run_history.hpp"
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
-#include "sync/report.hpp"
 #include "sync/syncer.hpp"
 
 namespace rbdsync::app {
@@ -57,180 +59,90 @@ BusyHolder local_holder(const lock::FileLock& lock_file) {
 BusyHolder remote_holder(db::RunHistory& history, const std::string& fsid) {
   BusyHolder holder;
   holder.guard = "cluster " + fsid;
-  if (const auto row = history.running_run(fsid)) {
-    lock::RunInfo run;
-    run.run_id = row->run_id;
-    run.pid = row->pid;
-    run.host = row->host;
-    run.trigger = row->trigger;
-    run.started_at = row->started_at;
-    run.phase = row->phase;
-    run.done = static_cast<std::uint64_t>(row->done);
-    run.total = static_cast<std::uint64_t>(row->total);
-    holder.run = run;
-  }
+  holder.run = history.running_run(fsid);
   return holder;
-}
-
-/// The end of a run, as the run history records it.
-void fill_counts(db::RunRow& row, const sync::SyncReport& report) {
-  row.pools = static_cast<std::int64_t>(report.pools);
-  row.images = static_cast<std::int64_t>(report.images);
-  row.added = static_cast<std::int64_t>(report.counts.images.added);
-  row.changed = static_cast<std::int64_t>(report.counts.images.changed);
-  row.removed = static_cast<std::int64_t>(report.counts.images.removed);
-  row.skipped = static_cast<std::int64_t>(report.skipped);
-  row.stale = static_cast<std::int64_t>(report.stale.size());
-  // Names in there are display text already; the handler is the last line of defence.
-  constexpr auto k_replace = nlohmann::json::error_handler_t::replace;
-  row.counts_json = sync::counts_json(report.counts).dump(-1, ' ', false, k_replace);
-  row.stale_images_json =
-      report.partial() ? sync::stale_json(report.stale).dump(-1, ' ', false, k_replace) : "";
-  row.unreadable_pools_json =
-      report.unreadable_pools.empty()
-          ? ""
-          : sync::unreadable_pools_json(report.unreadable_pools).dump(-1, ' ', false, k_replace);
-  row.done = row.images + row.skipped + row.stale;
-  row.total = row.done;
 }
 
 /// The Prometheus textfile, when --metrics-file asks for one. A file that cannot be
 /// written is logged, not fatal: the run's outcome is decided by then.
-void record_metrics(const cli::Config& config, const db::RunRow& row) {
+void record_metrics(const cli::Config& config, const RunRecord& run,
+                    const sync::SyncReport* report) {
   if (config.metrics_file.empty()) {
     return;
   }
-  RunMetrics metrics;
-  metrics.exit_code = row.exit_code;
-  metrics.ended_at = static_cast<double>(std::time(nullptr));
-  metrics.duration_seconds = row.duration_seconds;
-  // A partial run committed everything it could read: the inventory is fresh but for
-  // the stale images, which the exit code and the stale gauge tell.
-  if (row.exit_code == 0 || row.exit_code == to_int(ExitCode::partial)) {
-    metrics.last_success_at = metrics.ended_at;
-    metrics.stale = row.stale;
-    metrics.images = row.images;
-    metrics.added = row.added;
-    metrics.changed = row.changed;
-    metrics.removed = row.removed;
-  }
   try {
-    write_metrics_file(config.metrics_file, metrics);
+    write_metrics_file(config.metrics_file, run, report);
   } catch (const Error& error) {
     spdlog::warn("{}", error.what());
   }
 }
 
-}  // namespace
+/// This process's run, as it starts: who it is, and that it is connecting.
+RunRecord new_run(const cli::Config& config) {
+  RunRecord run;
+  run.run_id = random_uuid();
+  run.pid = ::getpid();
+  run.host = host_name();
+  run.trigger = config.trigger;
+  run.started_at = static_cast<std::int64_t>(std::time(nullptr));
+  run.phase = "connecting";
+  return run;
+}
 
-ExitCode run_sync(const cli::Config& config,
-                  const std::function<void(const std::string& run_id)>& on_guarded) {
-  const auto start = std::chrono::steady_clock::now();
-  // The lock file comes first: a busy guard must answer at once, without touching
-  // Ceph or PostgreSQL.
-  lock::FileLock lock_file(config.lock_file);
-  const auto held = lock::ScopedLock::acquire(lock_file, std::chrono::seconds(config.wait_seconds));
-  if (!held) {
-    print_already_running(local_holder(lock_file), config);
-    return ExitCode::already_running;
+ceph::CephConfig ceph_config(const cli::Config& config) {
+  const ceph::ImageReader reader = config.reader == cli::ImageReader::direct
+                                       ? ceph::ImageReader::direct
+                                       : ceph::ImageReader::librbd;
+  // In CephConfig's order: conf, client, keyring, timeout, exact usage, reader.
+  return {config.ceph_conf,   config.ceph_client,
+          config.keyring,     config.ceph_timeout_seconds,
+          config.exact_usage, reader};
+}
+
+/// One run, from the moment it holds the lock file to its end: it connects, claims the
+/// cluster, syncs, and records how it ended in the holder record, the runs row, the
+/// metrics file and the log, whichever way it ends.
+class RunSession {
+ public:
+  /// `start`: when the run began waiting for the lock file, for its duration.
+  RunSession(const cli::Config& config, const lock::FileLock& lock_file,
+             std::chrono::steady_clock::time_point start)
+      : m_config(config), m_start(start), m_run(new_run(config)), m_keeper(lock_file.fd(), m_run) {
+    spdlog::info("run {} started (trigger {}, lock {})", m_run.run_id, m_run.trigger,
+                 lock_file.path());
   }
 
-  lock::RunInfo me;
-  me.run_id = random_uuid();
-  me.pid = ::getpid();
-  me.host = host_name();
-  me.trigger = config.trigger;
-  me.started_at = static_cast<std::int64_t>(std::time(nullptr));
-  me.phase = "connecting";
-  HolderKeeper keeper(lock_file.fd(), me);
-  spdlog::info("run {} started (trigger {}, lock {})", me.run_id, me.trigger, lock_file.path());
+  /// Runs the sync and ends the run; returns its exit code (75 when another host
+  /// holds the cluster).
+  ExitCode sync(const OnGuarded& on_guarded);
 
-  db::RunRow row;
-  row.run_id = me.run_id;
-  row.trigger = me.trigger;
-  row.host = me.host;
-  row.pid = me.pid;
-  row.started_at = me.started_at;
-  std::unique_ptr<db::RunHistory> history;
-  bool row_recorded = false;
+ private:
+  /// Connects, claims the cluster and syncs; std::nullopt when the cluster is busy.
+  /// Throws what the sync threw: nothing is committed then.
+  std::optional<sync::SyncReport> connect_and_sync(const OnGuarded& on_guarded);
+  /// The guard across hosts, and the run's row once it holds it.
+  bool claim_cluster(ceph::CephSource& source);
+  sync::SyncReport read_and_write(db::PgStore& store, ceph::CephSource& source);
+  /// Every way out of a failed run goes through here.
+  ExitCode end_failed(const Error& caught);
+  /// The one ending: the run record, holder record, runs row, metrics and log line.
+  /// `report` is the committed sync's, or null when nothing was committed.
+  ExitCode end(ExitCode code, const std::string& message, const sync::SyncReport* report);
+  /// The runs row's end, once the row exists; a failure to write it is only logged.
+  void record_end_in_history(const sync::SyncReport* report);
+
+  const cli::Config& m_config;
+  std::chrono::steady_clock::time_point m_start;
+  RunRecord m_run;
+  HolderKeeper m_keeper;
+  std::unique_ptr<db::RunHistory> m_history;
+  bool m_row_recorded = false;
+};
+
+ExitCode RunSession::sync(const OnGuarded& on_guarded) {
   std::optional<sync::SyncReport> report;
-  // Every way out of a failed run goes through here, so that the runs row, the holder
-  // record and the metrics file always say how it ended.
-  const auto end_failed = [&](const Error& caught) {
-    // A signal makes the call it interrupted fail; report the signal, not that failure.
-    const int signal_number = interrupts::received();
-    const bool interrupted = signal_number != 0;
-    const Error error = interrupted ? interrupts::interrupted_by(signal_number) : caught;
-    row.status = interrupted ? "interrupted" : "failed";
-    row.exit_code = to_int(error.code());
-    row.error = error.what();
-    row.duration_seconds = seconds_since(start);
-    keeper.finish(row.status, row.exit_code, row.error);
-    if (row_recorded) {
-      try {
-        history->finish(row);
-      } catch (const std::exception& also) {
-        // The database may be what failed; the next run marks the row abandoned.
-        spdlog::warn("could not record the end of run {}: {}", row.run_id, also.what());
-      }
-    }
-    record_metrics(config, row);
-    spdlog::info("run {} {} with exit code {}", row.run_id, row.status, row.exit_code);
-    print_error(error, config.format, row_recorded ? row.run_id : std::string());
-    return error.code();
-  };
   try {
-    // PostgreSQL before Ceph: a missing schema or a wrong password should fail in
-    // milliseconds, not after reading the whole cluster.
-    db::PgStore store(config.db, config.db_timeout_seconds);
-    // Declared after the store, so it is cleared before the store goes.
-    const interrupts::ScopedAction cancel_on_signal([&store] { store.cancel_running_statement(); });
-    store.require_current_schema();
-    history = std::make_unique<db::RunHistory>(config.db, config.db_timeout_seconds);
-
-    ceph::CephConfig ceph_config;
-    ceph_config.conf_path = config.ceph_conf;
-    ceph_config.client_name = config.ceph_client;
-    ceph_config.keyring_path = config.keyring;
-    ceph_config.timeout_seconds = config.ceph_timeout_seconds;
-    ceph_config.exact_usage = config.exact_usage;
-    ceph_config.reader = config.reader == cli::ImageReader::direct ? ceph::ImageReader::direct
-                                                                   : ceph::ImageReader::librbd;
-    ceph::CephSource source(ceph_config);
-    row.fsid = source.cluster_fsid();
-
-    // The guard across hosts: this cluster's advisory lock, held by the history's
-    // session until the end of the run.
-    if (!history->try_claim_cluster(row.fsid)) {
-      keeper.withdraw();
-      print_already_running(remote_holder(*history, row.fsid), config);
-      return ExitCode::already_running;
-    }
-    if (const int abandoned = history->mark_abandoned(row.fsid); abandoned > 0) {
-      spdlog::warn("marked {} earlier run(s) of cluster {} abandoned", abandoned, row.fsid);
-    }
-    row.phase = "listing";
-    history->start(row);
-    row_recorded = true;
-    store.set_run_id(row.run_id);
-    if (on_guarded) {
-      on_guarded(row.run_id);
-    }
-
-    ProgressFanOut progress;
-    progress.add(&keeper);
-    DatabaseProgress database_progress(*history, row.run_id);
-    progress.add(&database_progress);
-    std::optional<TerminalProgress> terminal;
-    if (config.format == cli::OutputFormat::plain && !config.quiet && ::isatty(STDERR_FILENO)) {
-      terminal.emplace(stderr);
-      progress.add(&*terminal);
-    }
-
-    sync::SyncOptions options;
-    options.pool_names = config.pools;
-    options.check_interrupted = interrupts::check;
-    report = sync::Syncer().run(source, store, options, &progress);
+    report = connect_and_sync(on_guarded);
   } catch (const Error& caught) {
     return end_failed(caught);
   } catch (const std::exception& caught) {
@@ -241,26 +153,131 @@ ExitCode run_sync(const cli::Config& config,
     return end_failed(Error(ExitCode::internal, "unexpected non-standard exception",
                             "report this as a bug with the log"));
   }
-
+  if (!report) {
+    return ExitCode::already_running;
+  }
   // Committed. Nothing below may turn that into a failure: bookkeeping that fails now
   // is logged, and the run still reports its outcome (exit 0, or 3 when partial).
-  const ExitCode outcome = report->partial() ? ExitCode::partial : ExitCode::ok;
-  row.status = report->partial() ? "partial" : "succeeded";
-  row.exit_code = to_int(outcome);
-  row.phase = "done";
-  fill_counts(row, *report);
-  row.duration_seconds = seconds_since(start);
-  try {
-    history->finish(row);
-  } catch (const std::exception& error) {
-    spdlog::warn("run {} committed, but its history row was not updated: {}", row.run_id,
-                 error.what());
-  }
-  keeper.finish(row.status, row.exit_code, "");
-  record_metrics(config, row);
-  spdlog::info("run {} of {} {} in {:.3f}s", me.run_id, row.fsid, row.status, report->seconds);
-  print_sync_report(*report, me.run_id, config);
+  m_run.phase = "done";
+  const ExitCode outcome = end(report->partial() ? ExitCode::partial : ExitCode::ok, "", &*report);
+  print_sync_report(*report, m_run.run_id, m_config);
   return outcome;
+}
+
+std::optional<sync::SyncReport> RunSession::connect_and_sync(const OnGuarded& on_guarded) {
+  // PostgreSQL before Ceph: a missing schema or a wrong password should fail in
+  // milliseconds, not after reading the whole cluster.
+  db::PgStore store(m_config.db, m_config.db_timeout_seconds);
+  // Declared after the store, so it is cleared before the store goes.
+  const interrupts::ScopedAction cancel_on_signal([&store] { store.cancel_running_statement(); });
+  store.require_current_schema();
+  m_history = std::make_unique<db::RunHistory>(m_config.db, m_config.db_timeout_seconds);
+  ceph::CephSource source(ceph_config(m_config));
+  if (!claim_cluster(source)) {
+    return std::nullopt;
+  }
+  store.set_run_id(m_run.run_id);
+  if (on_guarded) {
+    on_guarded(m_run.run_id);
+  }
+  return read_and_write(store, source);
+}
+
+bool RunSession::claim_cluster(ceph::CephSource& source) {
+  m_run.fsid = source.cluster_fsid();
+  // This cluster's advisory lock, held by the history's session until the end of the run.
+  if (!m_history->try_claim_cluster(m_run.fsid)) {
+    m_keeper.withdraw();
+    print_already_running(remote_holder(*m_history, m_run.fsid), m_config);
+    return false;
+  }
+  if (const int abandoned = m_history->mark_abandoned(m_run.fsid); abandoned > 0) {
+    spdlog::warn("marked {} earlier run(s) of cluster {} abandoned", abandoned, m_run.fsid);
+  }
+  m_run.phase = "listing";
+  m_history->start(m_run);
+  m_row_recorded = true;
+  return true;
+}
+
+sync::SyncReport RunSession::read_and_write(db::PgStore& store, ceph::CephSource& source) {
+  ProgressFanOut progress;
+  progress.add(&m_keeper);
+  DatabaseProgress database_progress(*m_history, m_run.run_id);
+  progress.add(&database_progress);
+  std::optional<TerminalProgress> terminal;
+  if (m_config.format == cli::OutputFormat::plain && !m_config.quiet && ::isatty(STDERR_FILENO)) {
+    terminal.emplace(stderr);
+    progress.add(&*terminal);
+  }
+  sync::SyncOptions options;
+  options.pool_names = m_config.pools;
+  options.check_interrupted = interrupts::check;
+  return sync::Syncer().run(source, store, options, &progress);
+}
+
+ExitCode RunSession::end_failed(const Error& caught) {
+  // A signal makes the call it interrupted fail; report the signal, not that failure.
+  const int signal_number = interrupts::received();
+  const Error error = signal_number != 0 ? interrupts::interrupted_by(signal_number) : caught;
+  end(error.code(), error.what(), nullptr);
+  print_error(error, m_config.format, m_row_recorded ? m_run.run_id : std::string());
+  return error.code();
+}
+
+void RunSession::record_end_in_history(const sync::SyncReport* report) {
+  if (!m_row_recorded) {
+    return;
+  }
+  try {
+    const std::optional<db::CommittedRun> figures =
+        report ? std::optional(committed_run(*report)) : std::nullopt;
+    m_history->finish(m_run, figures ? &*figures : nullptr);
+  } catch (const std::exception& error) {
+    if (report) {
+      spdlog::warn("run {} committed, but its history row was not updated: {}", m_run.run_id,
+                   error.what());
+    } else {
+      // The database may be what failed; the next run marks the row abandoned.
+      spdlog::warn("could not record the end of run {}: {}", m_run.run_id, error.what());
+    }
+  }
+}
+
+ExitCode RunSession::end(ExitCode code, const std::string& message,
+                         const sync::SyncReport* report) {
+  m_run.status = run_status_of(code);
+  m_run.exit_code = to_int(code);
+  m_run.message = message;
+  m_run.duration_seconds = seconds_since(m_start);
+  m_run.ended_at = static_cast<std::int64_t>(std::time(nullptr));
+  m_keeper.finish(m_run);
+  record_end_in_history(report);
+  record_metrics(m_config, m_run, report);
+  if (report) {
+    spdlog::info("run {} of {} {} in {:.3f}s", m_run.run_id, m_run.fsid,
+                 run_status_name(m_run.status), report->seconds);
+  } else {
+    spdlog::info("run {} {} with exit code {}", m_run.run_id, run_status_name(m_run.status),
+                 m_run.exit_code);
+  }
+  return code;
+}
+
+}  // namespace
+
+ExitCode run_sync(const cli::Config& config, const OnGuarded& on_guarded) {
+  const auto start = std::chrono::steady_clock::now();
+  // The lock file comes first: a busy guard must answer at once, without touching
+  // Ceph or PostgreSQL.
+  lock::FileLock lock_file(config.lock_file);
+  const auto held = lock::ScopedLock::acquire(lock_file, std::chrono::seconds(config.wait_seconds));
+  if (!held) {
+    print_already_running(local_holder(lock_file), config);
+    return ExitCode::already_running;
+  }
+  RunSession session(config, lock_file, start);
+  return session.sync(on_guarded);
 }
 
 ExitCode run_migrate(const cli::Config& config) {

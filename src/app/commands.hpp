@@ -8,13 +8,15 @@
 
 namespace rbdsync::app {
 
+/// Called with the run id once a run holds both guards and its row is recorded.
+using OnGuarded = std::function<void(const std::string& run_id)>;
+
 /// `rbd-sync run`: takes the guard before anything else (the lock file on this host,
 /// then the cluster's advisory lock in PostgreSQL), then syncs Ceph into PostgreSQL in
 /// one transaction. Returns the exit code; failures throw Error. `on_guarded`, when
 /// given, is called with the run id once the run holds both guards and its row is
 /// recorded (`run --detach` answers "started" there).
-ExitCode run_sync(const cli::Config& config,
-                  const std::function<void(const std::string& run_id)>& on_guarded = {});
+ExitCode run_sync(const cli::Config& config, const OnGuarded& on_guarded = {});
 
 /// `rbd-sync migrate`: brings the database schema up to this binary's version.
 ExitCode run_migrate(const cli::Config& config);

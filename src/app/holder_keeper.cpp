@@ -1,7 +1,5 @@
 #include "app/holder_keeper.hpp"
 
-#include <ctime>
-
 #include <spdlog/spdlog.h>
 
 namespace rbdsync::app {
@@ -13,7 +11,7 @@ constexpr auto k_write_interval = std::chrono::milliseconds(250);
 
 }  // namespace
 
-HolderKeeper::HolderKeeper(int fd, lock::RunInfo me) : m_fd(fd) {
+HolderKeeper::HolderKeeper(int fd, RunRecord me) : m_fd(fd) {
   if (auto previous = lock::read_record(fd)) {
     m_previous = *previous;
   }
@@ -21,8 +19,8 @@ HolderKeeper::HolderKeeper(int fd, lock::RunInfo me) : m_fd(fd) {
   if (m_previous.holder) {
     // We got the lock, so whoever the record names as holder is gone without saying
     // how it ended (SIGKILL, power loss).
-    lock::RunInfo dead = *m_previous.holder;
-    dead.status = "abandoned";
+    RunRecord dead = *m_previous.holder;
+    dead.status = RunStatus::abandoned;
     dead.message = "the run ended without recording how (killed?)";
     spdlog::warn("previous run {} (pid {} on {}) ended without recording how; marked abandoned",
                  dead.run_id, dead.pid, dead.host);
@@ -35,7 +33,7 @@ HolderKeeper::HolderKeeper(int fd, lock::RunInfo me) : m_fd(fd) {
 }
 
 void HolderKeeper::on_progress(sync::Phase phase, std::size_t done, std::size_t total) {
-  lock::RunInfo& me = *m_record.holder;
+  RunRecord& me = *m_record.holder;
   const bool new_phase = me.phase != sync::phase_name(phase);
   me.phase = sync::phase_name(phase);
   me.done = done;
@@ -46,17 +44,17 @@ void HolderKeeper::on_progress(sync::Phase phase, std::size_t done, std::size_t 
   }
 }
 
-void HolderKeeper::finish(const std::string& status, int exit_code, const std::string& message) {
+void HolderKeeper::finish(const RunRecord& ended) {
   if (!m_record.holder) {
     return;
   }
-  lock::RunInfo ended = *m_record.holder;
-  ended.status = status;
-  ended.exit_code = exit_code;
-  ended.message = message;
-  ended.ended_at = static_cast<std::int64_t>(std::time(nullptr));
+  RunRecord last = *m_record.holder;
+  last.status = ended.status;
+  last.exit_code = ended.exit_code;
+  last.message = ended.message;
+  last.ended_at = ended.ended_at;
   m_record.holder.reset();
-  m_record.last_run = std::move(ended);
+  m_record.last_run = std::move(last);
   write();
 }
 

@@ -15,12 +15,14 @@ namespace rbdsync::app {
 class HolderKeeper : public sync::ProgressObserver {
  public:
   /// Writes the record for `me`. `fd` is the held lock file's descriptor.
-  HolderKeeper(int fd, lock::RunInfo me);
+  HolderKeeper(int fd, RunRecord me);
 
   void on_progress(sync::Phase phase, std::size_t done, std::size_t total) override;
 
-  /// Records the end of this run as the last run; the record then names no holder.
-  void finish(const std::string& status, int exit_code, const std::string& message);
+  /// Records the end of this run as the last run: the status, end time, exit code and
+  /// message of `ended`, with the progress this keeper saw. The record then names no
+  /// holder.
+  void finish(const RunRecord& ended);
 
   /// Puts the record back as it was, without a holder: for a run that turned out
   /// not to run at all (the cluster was busy on another host).

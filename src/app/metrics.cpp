@@ -21,32 +21,42 @@ void gauge(std::string& text, const char* name, const char* help, double value) 
 
 }  // namespace
 
-std::string format_metrics(const RunMetrics& metrics) {
+std::string format_metrics(const RunRecord& run, const sync::SyncReport* report,
+                           const LastSuccess& last) {
+  // A partial run committed everything it could read: the inventory is fresh but for
+  // the stale images, which the exit code and the stale gauge tell.
+  const sync::SyncReport* counted = committed(run.status) ? report : nullptr;
+  const sync::SyncReport none;
+  const sync::SyncReport& figures = counted ? *counted : none;
+  const auto ended_at = static_cast<double>(run.ended_at);
+  const std::optional<double> last_success_at = counted ? ended_at : last.at;
+  const std::optional<std::int64_t> images =
+      counted ? static_cast<std::int64_t>(counted->images) : last.images;
   std::string text;
   gauge(text, "rbd_sync_last_run_success", "Whether the last sync run succeeded (1) or not (0).",
-        metrics.exit_code == 0 ? 1 : 0);
-  gauge(text, "rbd_sync_last_run_exit_code", "Exit code of the last sync run.", metrics.exit_code);
-  gauge(text, "rbd_sync_last_run_timestamp_seconds", "When the last sync run ended.",
-        metrics.ended_at);
+        run.status == RunStatus::succeeded ? 1 : 0);
+  gauge(text, "rbd_sync_last_run_exit_code", "Exit code of the last sync run.", run.exit_code);
+  gauge(text, "rbd_sync_last_run_timestamp_seconds", "When the last sync run ended.", ended_at);
   gauge(text, "rbd_sync_last_run_duration_seconds", "How long the last sync run took.",
-        metrics.duration_seconds);
-  if (metrics.last_success_at) {
+        run.duration_seconds);
+  if (last_success_at) {
     gauge(text, "rbd_sync_last_success_timestamp_seconds", "When a sync run last succeeded.",
-          *metrics.last_success_at);
+          *last_success_at);
   }
-  if (metrics.images) {
+  if (images) {
     gauge(text, "rbd_sync_images", "Images in the inventory after the last successful run.",
-          static_cast<double>(*metrics.images));
+          static_cast<double>(*images));
   }
   gauge(text, "rbd_sync_last_run_stale_images",
         "Images the last sync run could not read; their rows were kept, marked stale.",
-        static_cast<double>(metrics.stale));
+        static_cast<double>(figures.stale.size()));
   text +=
       "# HELP rbd_sync_last_run_changes Image rows the last sync run added, changed or "
       "removed.\n# TYPE rbd_sync_last_run_changes gauge\n";
-  text += fmt::format("rbd_sync_last_run_changes{{kind=\"added\"}} {}\n", metrics.added);
-  text += fmt::format("rbd_sync_last_run_changes{{kind=\"changed\"}} {}\n", metrics.changed);
-  text += fmt::format("rbd_sync_last_run_changes{{kind=\"removed\"}} {}\n", metrics.removed);
+  const sync::KindCounts& changes = figures.counts.images;
+  text += fmt::format("rbd_sync_last_run_changes{{kind=\"added\"}} {}\n", changes.added);
+  text += fmt::format("rbd_sync_last_run_changes{{kind=\"changed\"}} {}\n", changes.changed);
+  text += fmt::format("rbd_sync_last_run_changes{{kind=\"removed\"}} {}\n", changes.removed);
   return text;
 }
 
@@ -65,24 +75,22 @@ std::optional<double> metric_value(const std::string& text, const std::string& n
   return std::nullopt;
 }
 
-void write_metrics_file(const std::string& path, RunMetrics metrics) {
-  if (metrics.exit_code != 0) {
+void write_metrics_file(const std::string& path, const RunRecord& run,
+                        const sync::SyncReport* report) {
+  LastSuccess last;
+  if (!committed(run.status)) {
     std::ifstream previous(path);
     std::stringstream text;
     text << previous.rdbuf();
-    if (!metrics.last_success_at) {
-      metrics.last_success_at = metric_value(text.str(), "rbd_sync_last_success_timestamp_seconds");
-    }
-    if (!metrics.images) {
-      if (const auto images = metric_value(text.str(), "rbd_sync_images")) {
-        metrics.images = static_cast<std::int64_t>(*images);
-      }
+    last.at = metric_value(text.str(), "rbd_sync_last_success_timestamp_seconds");
+    if (const auto images = metric_value(text.str(), "rbd_sync_images")) {
+      last.images = static_cast<std::int64_t>(*images);
     }
   }
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::trunc);
-    out << format_metrics(metrics);
+    out << format_metrics(run, report, last);
     out.flush();
     if (!out) {
       (void)std::remove(temporary.c_str());  // best effort; the error below says it all

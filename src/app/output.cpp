@@ -7,12 +7,18 @@
 #include <nlohmann/json.hpp>
 
 #include "app/logging.hpp"
+#include "app/report_format.hpp"
+#include "common/run_status.hpp"
 #include "common/text.hpp"
-#include "sync/report.hpp"
 
 namespace rbdsync::app {
 
 namespace {
+
+// The "status" of answers that are not how a run ended: a run went on in the
+// background, or another run holds the guard (exit 75).
+constexpr const char* k_answer_started = "started";
+constexpr const char* k_answer_already_running = "already_running";
 
 void print_json(const nlohmann::json& object) {
   std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
@@ -38,7 +44,7 @@ std::string age(std::int64_t seconds) {
   return fmt::format("{}h{:02}m", seconds / 3600, seconds % 3600 / 60);
 }
 
-nlohmann::json run_json(const lock::RunInfo& run, std::time_t now) {
+nlohmann::json run_json(const RunRecord& run, std::time_t now) {
   nlohmann::json object = {{"run_id", run.run_id},
                            {"pid", run.pid},
                            {"host", run.host},
@@ -48,8 +54,8 @@ nlohmann::json run_json(const lock::RunInfo& run, std::time_t now) {
                            {"phase", run.phase},
                            {"done", run.done},
                            {"total", run.total}};
-  if (!run.status.empty()) {
-    object["status"] = run.status;
+  if (run.status != RunStatus::running) {
+    object["status"] = run_status_name(run.status);
     object["ended_at"] = iso_time(run.ended_at);
     object["exit_code"] = run.exit_code;
     object["message"] = run.message;
@@ -57,10 +63,10 @@ nlohmann::json run_json(const lock::RunInfo& run, std::time_t now) {
   return object;
 }
 
-std::string describe_last_run(const lock::RunInfo& run) {
-  std::string text =
-      fmt::format("last run {} {} at {}, pid {} on {}, trigger {}, exit {}", run.run_id, run.status,
-                  iso_time(run.ended_at), run.pid, run.host, run.trigger, run.exit_code);
+std::string describe_last_run(const RunRecord& run) {
+  std::string text = fmt::format("last run {} {} at {}, pid {} on {}, trigger {}, exit {}",
+                                 run.run_id, run_status_name(run.status), iso_time(run.ended_at),
+                                 run.pid, run.host, run.trigger, run.exit_code);
   if (!run.message.empty()) {
     text += ": " + run.message;
   }
@@ -75,7 +81,7 @@ std::string describe_holder(const BusyHolder& holder, std::time_t now) {
                ? fmt::format("pid {} holds the {} (no holder record)", *holder.pid, holder.guard)
                : fmt::format("another process holds the {}", holder.guard);
   }
-  const lock::RunInfo& run = *holder.run;
+  const RunRecord& run = *holder.run;
   std::string text = fmt::format(
       "pid {} on {}, trigger {}, started {:%H:%M:%S} ({} ago)", run.pid, run.host, run.trigger,
       fmt::localtime(static_cast<std::time_t>(run.started_at)), age(now - run.started_at));
@@ -87,37 +93,43 @@ std::string describe_holder(const BusyHolder& holder, std::time_t now) {
   return text + fmt::format(" (run {}, {})", run.run_id, holder.guard);
 }
 
+nlohmann::json sync_report_json(const sync::SyncReport& report, const std::string& run_id,
+                                const std::string& trigger) {
+  // message and hint in every result object, so that a caller never has to guess.
+  const std::string message =
+      report.partial() ? fmt::format(
+                             "synced, but {} image(s) could not be read; their previous rows "
+                             "were kept, marked stale",
+                             report.stale.size())
+                       : fmt::format("synced {} images", report.images);
+  const std::string hint =
+      report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
+  const ExitCode outcome = report.partial() ? ExitCode::partial : ExitCode::ok;
+  return {{"status", run_status_name(run_status_of(outcome))},
+          {"exit_code", to_int(outcome)},
+          {"message", message},
+          {"hint", hint},
+          {"run_id", run_id},
+          {"trigger", trigger},
+          {"fsid", report.fsid},
+          {"pools", report.pools},
+          {"images", report.images},
+          {"added", report.counts.images.added},
+          {"changed", report.counts.images.changed},
+          {"removed", report.counts.images.removed},
+          {"skipped", report.skipped},
+          {"stale", stale_json(report.stale)},
+          {"unreadable_pools", unreadable_pools_json(report.unreadable_pools)},
+          {"unknown", unknown_json(report.unknown)},
+          {"counts", counts_json(report.counts)},
+          {"read", read_json(report.read)},
+          {"seconds", report.seconds}};
+}
+
 void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
                        const cli::Config& config) {
   if (config.format == cli::OutputFormat::json) {
-    // message and hint in every result object, so that a caller never has to guess.
-    const std::string message =
-        report.partial() ? fmt::format(
-                               "synced, but {} image(s) could not be read; their previous rows "
-                               "were kept, marked stale",
-                               report.stale.size())
-                         : fmt::format("synced {} images", report.images);
-    const std::string hint =
-        report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
-    print_json({{"status", report.partial() ? "partial" : "succeeded"},
-                {"exit_code", to_int(report.partial() ? ExitCode::partial : ExitCode::ok)},
-                {"message", message},
-                {"hint", hint},
-                {"run_id", run_id},
-                {"trigger", config.trigger},
-                {"fsid", report.fsid},
-                {"pools", report.pools},
-                {"images", report.images},
-                {"added", report.counts.images.added},
-                {"changed", report.counts.images.changed},
-                {"removed", report.counts.images.removed},
-                {"skipped", report.skipped},
-                {"stale", sync::stale_json(report.stale)},
-                {"unreadable_pools", sync::unreadable_pools_json(report.unreadable_pools)},
-                {"unknown", sync::unknown_json(report.unknown)},
-                {"counts", sync::counts_json(report.counts)},
-                {"read", sync::read_json(report.read)},
-                {"seconds", report.seconds}});
+    print_json(sync_report_json(report, run_id, config.trigger));
     return;
   }
   // Unreadable images are worth a line each on stderr even with --quiet: cron mails it.
@@ -128,7 +140,7 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
               << std::endl;
   }
   if (!config.quiet) {
-    std::cout << sync::format_plain(report) << " run=" << run_id << std::endl;
+    std::cout << format_plain(report) << " run=" << run_id << std::endl;
   }
 }
 
@@ -136,7 +148,7 @@ void print_started(const std::string& run_id, int pid, const std::string& log_pa
                    const cli::Config& config) {
   const std::time_t now = std::time(nullptr);
   if (config.format == cli::OutputFormat::json) {
-    print_json({{"status", "started"},
+    print_json({{"status", k_answer_started},
                 {"exit_code", to_int(ExitCode::ok)},
                 {"run_id", run_id},
                 {"pid", pid},
@@ -155,29 +167,41 @@ void print_started(const std::string& run_id, int pid, const std::string& log_pa
   }
 }
 
+nlohmann::json busy_json(const BusyHolder& holder, std::time_t now) {
+  nlohmann::json object = {{"status", k_answer_already_running},
+                           {"exit_code", to_int(ExitCode::already_running)},
+                           {"message", "already running: " + describe_holder(holder, now)},
+                           {"hint",
+                            "another sync is running; try again once it ends, or "
+                            "queue with --wait SECONDS"},
+                           {"guard", holder.guard},
+                           {"holder", nullptr}};
+  if (holder.run) {
+    object["holder"] = run_json(*holder.run, now);
+  } else if (holder.pid) {
+    object["holder"] = {{"pid", *holder.pid}};
+  }
+  return object;
+}
+
 void print_already_running(const BusyHolder& holder, const cli::Config& config) {
   const std::time_t now = std::time(nullptr);
-  const std::string message = "already running: " + describe_holder(holder, now);
   if (config.format == cli::OutputFormat::json) {
-    nlohmann::json object = {{"status", "already_running"},
-                             {"exit_code", to_int(ExitCode::already_running)},
-                             {"message", message},
-                             {"hint",
-                              "another sync is running; try again once it ends, or "
-                              "queue with --wait SECONDS"},
-                             {"guard", holder.guard},
-                             {"holder", nullptr}};
-    if (holder.run) {
-      object["holder"] = run_json(*holder.run, now);
-    } else if (holder.pid) {
-      object["holder"] = {{"pid", *holder.pid}};
-    }
-    print_json(object);
+    print_json(busy_json(holder, now));
   }
   if (!config.quiet) {
     // Not a failure (the guard did its job), but worth a look if it happens every night.
-    std::cerr << stderr_prefix(Priority::notice) << "rbd-sync: " << message << std::endl;
+    std::cerr << stderr_prefix(Priority::notice)
+              << "rbd-sync: already running: " << describe_holder(holder, now) << std::endl;
   }
+}
+
+nlohmann::json error_json(const Error& error, const std::string& run_id) {
+  return {{"status", run_status_name(run_status_of(error.code()))},
+          {"exit_code", to_int(error.code())},
+          {"run_id", run_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(run_id)},
+          {"message", display_text(error.what(), Controls::escape)},
+          {"hint", display_text(error.hint(), Controls::escape)}};
 }
 
 void print_error(const Error& error, cli::OutputFormat format, const std::string& run_id) {
@@ -190,19 +214,13 @@ void print_error(const Error& error, cli::OutputFormat format, const std::string
   }
   std::cerr << stderr_prefix(Priority::err) << line << std::endl;
   if (format == cli::OutputFormat::json) {
-    const bool interrupted =
-        error.code() == ExitCode::interrupted_int || error.code() == ExitCode::interrupted_term;
-    print_json({{"status", interrupted ? "interrupted" : "failed"},
-                {"exit_code", to_int(error.code())},
-                {"run_id", run_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(run_id)},
-                {"message", message},
-                {"hint", hint}});
+    print_json(error_json(error, run_id));
   }
 }
 
 void print_migrations(const std::string& applied, int version, const cli::Config& config) {
   if (config.format == cli::OutputFormat::json) {
-    print_json({{"status", "succeeded"},
+    print_json({{"status", run_status_name(RunStatus::succeeded)},
                 {"exit_code", to_int(ExitCode::ok)},
                 {"applied", applied},
                 {"schema_version", version}});
@@ -217,14 +235,13 @@ void print_migrations(const std::string& applied, int version, const cli::Config
 void print_status(const lock::LockState& state, const cli::Config& config) {
   const std::time_t now = std::time(nullptr);
   const bool running = state.holder_pid.has_value();
-  std::optional<lock::RunInfo> holder;
+  std::optional<RunRecord> holder;
   // The record names the holder only if it is the process /proc/locks names.
   if (running && state.record && state.record->holder &&
       state.record->holder->pid == *state.holder_pid) {
     holder = state.record->holder;
   }
-  const std::optional<lock::RunInfo> last_run =
-      state.record ? state.record->last_run : std::nullopt;
+  const std::optional<RunRecord> last_run = state.record ? state.record->last_run : std::nullopt;
 
   if (config.format == cli::OutputFormat::json) {
     nlohmann::json object = {{"running", running},

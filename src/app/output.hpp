@@ -4,10 +4,12 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "lock/holder_record.hpp"
-#include "sync/syncer.hpp"
+#include "sync/report.hpp"
 
 namespace rbdsync::app {
 
@@ -16,14 +18,24 @@ namespace rbdsync::app {
 
 /// Who holds a busy guard, as far as can be told.
 struct BusyHolder {
-  std::string guard;                 ///< "lock file PATH" or "cluster FSID"
-  std::optional<lock::RunInfo> run;  ///< from the holder record or the running row
-  std::optional<std::int64_t> pid;   ///< from /proc/locks, when no record describes it
+  std::string guard;                ///< "lock file PATH" or "cluster FSID"
+  std::optional<RunRecord> run;     ///< from the holder record or the running row
+  std::optional<std::int64_t> pid;  ///< from /proc/locks, when no record describes it
 };
 
 /// "pid 4242 on web-1, trigger cron, started 22:10:03 (4m12s ago), reading images
 /// 3120/10000": the facts known about the holder, in one phrase.
 std::string describe_holder(const BusyHolder& holder, std::time_t now);
+
+/// The --json object of a finished sync (what print_sync_report prints).
+nlohmann::json sync_report_json(const sync::SyncReport& report, const std::string& run_id,
+                                const std::string& trigger);
+
+/// The --json object of a busy guard at time `now` (what print_already_running prints).
+nlohmann::json busy_json(const BusyHolder& holder, std::time_t now);
+
+/// The --json object of a failure (what print_error prints); `run_id` "" gives null.
+nlohmann::json error_json(const Error& error, const std::string& run_id);
 
 /// A finished sync.
 void print_sync_report(const sync::SyncReport& report, const std::string& run_id,

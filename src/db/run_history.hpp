@@ -5,29 +5,19 @@
 #include <optional>
 #include <string>
 
+#include "common/run_record.hpp"
+#include "sync/report.hpp"
+
 namespace rbdsync::db {
 
-/// One row of rbdsync.runs: a sync that got past both guards.
-struct RunRow {
-  std::string run_id;  ///< a UUID
-  std::string fsid;
-  std::string trigger;
-  std::string host;
-  std::int64_t pid = 0;
-  std::int64_t started_at = 0;  ///< Unix seconds
-  std::string status;  ///< running | succeeded | partial | failed | interrupted | abandoned
-  std::string phase;
-  std::int64_t done = 0;
-  std::int64_t total = 0;
-  // Set when the run ends.
-  std::int64_t pools = 0, images = 0, added = 0, changed = 0, removed = 0, skipped = 0;
-  std::int64_t stale = 0;
-  std::string counts_json;            ///< per kind of row; "" for none
-  std::string stale_images_json;      ///< the images kept stale; "" for none
-  std::string unreadable_pools_json;  ///< the pools this client may not read; "" for none
-  int exit_code = 0;
-  std::string error;
-  double duration_seconds = 0.0;
+/// What a run that committed adds to its row in rbdsync.runs: the report's figures,
+/// and its per-kind counts, stale images and unreadable pools as JSON text (made by
+/// the caller, with the builders --json uses).
+struct CommittedRun {
+  const sync::SyncReport& report;
+  std::string counts_json;
+  std::string stale_images_json;      ///< "" for none
+  std::string unreadable_pools_json;  ///< "" for none
 };
 
 /// rbdsync.runs and the cluster's claim, on a connection of its own in autocommit, so
@@ -50,21 +40,24 @@ class RunHistory {
   [[nodiscard]] bool try_claim_cluster(const std::string& fsid);
 
   /// The run recorded as running for `fsid`, if any: after a failed claim, the holder.
-  std::optional<RunRow> running_run(const std::string& fsid);
+  std::optional<RunRecord> running_run(const std::string& fsid);
 
   /// Marks the cluster's leftover running rows abandoned (their holders died: the
   /// caller holds the cluster's claim). Returns how many.
   int mark_abandoned(const std::string& fsid);
 
-  /// Inserts `run` with status running.
-  void start(const RunRow& run);
+  /// Inserts `run` (its id, fsid, trigger, host, pid, start and phase) with status
+  /// running.
+  void start(const RunRecord& run);
 
   /// Updates the running row's phase and done/total.
   void progress(const std::string& run_id, const std::string& phase, std::int64_t done,
                 std::int64_t total);
 
-  /// Updates the row with the final status, counts, exit code and error.
-  void finish(const RunRow& run);
+  /// Updates the row with how `run` ended: status, exit code, message and duration;
+  /// with `committed_run`, also its figures and the progress of a run that got to the end
+  /// (a run that failed keeps the phase and progress where it failed).
+  void finish(const RunRecord& run, const CommittedRun* committed_run = nullptr);
 
  private:
   struct Connection;

@@ -38,9 +38,9 @@ constexpr std::int64_t k_latest_time = 4102444800;           // 2100-01-01T00:00
 constexpr std::int64_t k_max_count = std::int64_t{1} << 40;
 constexpr std::size_t k_max_id = 64;
 constexpr std::size_t k_max_host = 255;  // a fully qualified name at most
-constexpr std::size_t k_max_word = 32;   // trigger, phase, status
+constexpr std::size_t k_max_word = 32;   // trigger, phase
 
-nlohmann::json to_json(const RunInfo& run) {
+nlohmann::json to_json(const RunRecord& run) {
   nlohmann::json object = {
       {"run_id", run.run_id},
       {"pid", run.pid},
@@ -51,8 +51,8 @@ nlohmann::json to_json(const RunInfo& run) {
       {"done", run.done},
       {"total", run.total},
   };
-  if (!run.status.empty()) {
-    object["status"] = run.status;
+  if (run.status != RunStatus::running) {
+    object["status"] = run_status_name(run.status);
     object["ended_at"] = run.ended_at;
     object["exit_code"] = run.exit_code;
     object["message"] = run.message.substr(0, k_max_message);
@@ -116,11 +116,28 @@ std::string text(const nlohmann::json& object, const char* key, std::size_t max_
   return printable(found->get_ref<const std::string&>(), max_bytes);
 }
 
-RunInfo from_json(const nlohmann::json& object) {
+/// How the run ended, from its "status"; running when absent (it has not ended). A
+/// word that names no status is Unfit: what the run's end was cannot be told.
+RunStatus ended_status(const nlohmann::json& object) {
+  const auto found = object.find("status");
+  if (found == object.end()) {
+    return RunStatus::running;
+  }
+  if (!found->is_string()) {
+    throw Unfit{};
+  }
+  const auto named = run_status_named(found->get_ref<const std::string&>());
+  if (!named) {
+    throw Unfit{};
+  }
+  return *named;
+}
+
+RunRecord from_json(const nlohmann::json& object) {
   if (!object.is_object()) {
     throw Unfit{};
   }
-  RunInfo run;
+  RunRecord run;
   run.run_id = text(object, "run_id", k_max_id);
   run.pid = integer(object, "pid", 1, k_pid_limit - 1);
   run.host = text(object, "host", k_max_host);
@@ -132,7 +149,7 @@ RunInfo from_json(const nlohmann::json& object) {
   if (run.done > run.total) {
     throw Unfit{};
   }
-  run.status = text(object, "status", k_max_word, "");
+  run.status = ended_status(object);
   // 0: still running, or abandoned (its end was never recorded).
   run.ended_at = integer(object, "ended_at", 0, k_latest_time, 0);
   if (run.ended_at != 0 && run.ended_at < k_earliest_time) {

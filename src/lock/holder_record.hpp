@@ -6,31 +6,16 @@
 #include <optional>
 #include <string>
 
+#include "common/run_record.hpp"
+
 namespace rbdsync::lock {
 
-/// Who a run is and how far it got: what a busy caller and `rbd-sync status` show.
-struct RunInfo {
-  std::string run_id;
-  std::int64_t pid = 0;
-  std::string host;
-  std::string trigger;          ///< cron | web | manual
-  std::int64_t started_at = 0;  ///< Unix seconds
-  std::string phase;            ///< e.g. "reading"
-  std::uint64_t done = 0;       ///< images read so far
-  std::uint64_t total = 0;      ///< images listed
-  // Set once the run has ended.
-  std::string status;  ///< succeeded | failed | interrupted | abandoned; "" while running
-  std::int64_t ended_at = 0;
-  int exit_code = 0;
-  std::string message;
-};
-
 /// What the lock file holds: the run that holds (or last held) the lock, and the last
-/// run that ended on this host. The lock itself is the flock; the record only
-/// describes it and may be stale after a SIGKILL.
+/// run that ended on this host. Of each RunRecord it keeps all but fsid and duration. The lock
+/// itself is the flock; the record only describes it and may be stale after a SIGKILL.
 struct HolderRecord {
-  std::optional<RunInfo> holder;
-  std::optional<RunInfo> last_run;
+  std::optional<RunRecord> holder;    ///< while it runs: status running
+  std::optional<RunRecord> last_run;  ///< ended, or abandoned by a holder that died
 };
 
 /// The record as JSON text.

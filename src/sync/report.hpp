@@ -1,33 +1,44 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "sync/sink.hpp"
+#include "sync/source.hpp"
 
-#include "sync/syncer.hpp"
-
+/// What a sync did, as plain data: the syncer fills it, the database records it, and
+/// app/report_format.hpp prints it.
 namespace rbdsync::sync {
 
-/// The one-line plain summary of a sync: `key=value` pairs, the same keys as JSON.
-std::string format_plain(const SyncReport& report);
+/// Values this client may not read (its caps stop short of the pool that holds them),
+/// stored as unknown with a reason starting inventory::k_not_permitted.
+struct UnknownCounts {
+  std::size_t parents = 0;   ///< clones whose parent's names are unknown
+  std::size_t children = 0;  ///< snapshots whose clone count is unknown
+  std::size_t groups = 0;    ///< images whose group's name is unknown
+  std::size_t usage = 0;     ///< images and snapshots whose usage is unknown for it
+  std::size_t total() const { return parents + children + groups + usage; }
+};
 
-/// {"pools": {"added", "changed", "removed", "unchanged"}, "namespaces": ..., "images": ...,
-/// "snapshots": ..., "trash": ...}: for --json and the run history.
-nlohmann::json counts_json(const StoreCounts& counts);
+/// What one sync did.
+struct SyncReport {
+  std::string fsid;
+  std::size_t pools = 0;    ///< pools read
+  std::size_t images = 0;   ///< images read and stored
+  std::size_t skipped = 0;  ///< images that vanished between listing and reading
+  StoreCounts counts;       ///< per kind of row: added, changed, removed, unchanged
+  /// Images that could not be read even on a retry; their rows were kept, marked
+  /// stale. Non-empty makes the run "partial".
+  std::vector<StaleImage> stale;
+  ReadMethods read;  ///< how the source read the images
+  /// rbd pools left out of a sync of every pool: this client may not read them. Their
+  /// stored rows were kept as they were. Not a partial run: the client read all it may.
+  std::vector<UnreadablePool> unreadable_pools;
+  UnknownCounts unknown;  ///< values stored as unknown to this client
+  double seconds = 0.0;
 
-/// [{"path", "image_id", "error"}] of the images kept stale.
-nlohmann::json stale_json(const std::vector<StaleImage>& stale);
-
-/// {"images": {"header": 9960, "librbd": 40}, "fallbacks": {"clone": 20, ...}}: how the
-/// images were read, for --json.
-nlohmann::json read_json(const ReadMethods& read);
-
-/// [{"pool", "pool_id", "error"}] of the pools left out because this client may not read
-/// them: for --json and the run history.
-nlohmann::json unreadable_pools_json(const std::vector<UnreadablePool>& pools);
-
-/// {"parents", "children", "groups", "usage"}: values stored as unknown to this client.
-nlohmann::json unknown_json(const UnknownCounts& unknown);
+  bool partial() const { return !stale.empty(); }
+};
 
 }  // namespace rbdsync::sync

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sync/progress.hpp"
+#include "sync/report.hpp"
 #include "sync/sink.hpp"
 #include "sync/source.hpp"
 
@@ -17,36 +18,6 @@ struct SyncOptions {
   /// Called between images and just before commit; throws to stop the sync (e.g. on
   /// SIGTERM). Nothing is committed after it threw.
   std::function<void()> check_interrupted;
-};
-
-/// Values this client may not read (its caps stop short of the pool that holds them),
-/// stored as unknown with a reason starting inventory::k_not_permitted.
-struct UnknownCounts {
-  std::size_t parents = 0;   ///< clones whose parent's names are unknown
-  std::size_t children = 0;  ///< snapshots whose clone count is unknown
-  std::size_t groups = 0;    ///< images whose group's name is unknown
-  std::size_t usage = 0;     ///< images and snapshots whose usage is unknown for it
-  std::size_t total() const { return parents + children + groups + usage; }
-};
-
-/// What one sync did.
-struct SyncReport {
-  std::string fsid;
-  std::size_t pools = 0;    ///< pools read
-  std::size_t images = 0;   ///< images read and stored
-  std::size_t skipped = 0;  ///< images that vanished between listing and reading
-  StoreCounts counts;       ///< per kind of row: added, changed, removed, unchanged
-  /// Images that could not be read even on a retry; their rows were kept, marked
-  /// stale. Non-empty makes the run "partial".
-  std::vector<StaleImage> stale;
-  ReadMethods read;  ///< how the source read the images
-  /// rbd pools left out of a sync of every pool: this client may not read them. Their
-  /// stored rows were kept as they were. Not a partial run: the client read all it may.
-  std::vector<UnreadablePool> unreadable_pools;
-  UnknownCounts unknown;  ///< values stored as unknown to this client
-  double seconds = 0.0;
-
-  bool partial() const { return !stale.empty(); }
 };
 
 /// Moves an inventory from a source to a sink: hands each image to the sink's

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/run_status.hpp"
 #include "integration/harness.hpp"
 #include "lock/file_lock.hpp"
 
@@ -22,6 +23,23 @@ class OpsTest : public IntegrationTest {
   void SetUp() override { pool = migrate_and_create_pool("ops"); }
   std::string pool;
 };
+
+TEST_F(OpsTest, RunsCheckConstraintAllowsExactlyTheRunStatuses) {
+  // The binary writes names from k_run_statuses; the schema's CHECK must allow each of
+  // them and nothing more, or a run could end in a status the database refuses.
+  std::string allowed;
+  for (const RunStatusInfo& status : k_run_statuses) {
+    allowed += std::string(allowed.empty() ? "" : ", ") + "'" + status.name + "'::text";
+  }
+  auto connection = db.connect();
+  pqxx::nontransaction work(*connection);
+  const auto definition =
+      work.exec1(
+              "SELECT pg_get_constraintdef(oid) FROM pg_constraint "
+              "WHERE conname = 'runs_status_check' AND conrelid = 'rbdsync.runs'::regclass")[0]
+          .as<std::string>();
+  EXPECT_EQ(definition, "CHECK ((status = ANY (ARRAY[" + allowed + "])))");
+}
 
 TEST_F(OpsTest, RunRowGoesRunningThenProgressesThenSucceeds) {
   ceph.create_images(pool, "img", k_images, 8ULL << 20);

@@ -16,8 +16,8 @@ namespace {
 
 using testing::ScopedTempDir;
 
-RunInfo sample_run() {
-  RunInfo run;
+RunRecord sample_run() {
+  RunRecord run;
   run.run_id = "5f0c8a7e-0000-4000-8000-000000000001";
   run.pid = 4242;
   run.host = "web-1";
@@ -32,8 +32,8 @@ RunInfo sample_run() {
 TEST(HolderRecord, EncodedRecordDecodesToTheSameFacts) {
   HolderRecord record;
   record.holder = sample_run();
-  RunInfo last = sample_run();
-  last.status = "failed";
+  RunRecord last = sample_run();
+  last.status = RunStatus::failed;
   last.exit_code = 69;
   last.message = "cannot connect";
   last.ended_at = 1764800100;
@@ -47,11 +47,40 @@ TEST(HolderRecord, EncodedRecordDecodesToTheSameFacts) {
   EXPECT_EQ(decoded->holder->trigger, "cron");
   EXPECT_EQ(decoded->holder->done, 3120U);
   EXPECT_EQ(decoded->holder->total, 10000U);
-  EXPECT_TRUE(decoded->holder->status.empty());
+  EXPECT_EQ(decoded->holder->status, RunStatus::running);
   ASSERT_TRUE(decoded->last_run);
-  EXPECT_EQ(decoded->last_run->status, "failed");
+  EXPECT_EQ(decoded->last_run->status, RunStatus::failed);
   EXPECT_EQ(decoded->last_run->exit_code, 69);
   EXPECT_EQ(decoded->last_run->message, "cannot connect");
+}
+
+TEST(HolderRecord, EncodingOfAnEndedRunIsUnchanged) {
+  // Older and newer binaries share one lock file, and `status` reads it: issue #20 pins
+  // the text.
+  HolderRecord record;
+  RunRecord last = sample_run();
+  last.status = RunStatus::partial;
+  last.exit_code = 3;
+  last.message = "";
+  last.ended_at = 1764800100;
+  record.last_run = last;
+  EXPECT_EQ(encode_record(record),
+            R"({"format":"rbd-sync holder record 1","holder":null,"last_run":{"done":3120,)"
+            R"("ended_at":1764800100,"exit_code":3,"host":"web-1","message":"",)"
+            R"("phase":"reading","pid":4242,"run_id":"5f0c8a7e-0000-4000-8000-000000000001",)"
+            R"("started_at":1764800000,"status":"partial","total":10000,"trigger":"cron"}})");
+  record.holder = sample_run();
+  record.last_run->status = RunStatus::interrupted;
+  record.last_run->exit_code = 143;
+  record.last_run->message = "interrupted by SIGTERM";
+  EXPECT_EQ(encode_record(record),
+            R"({"format":"rbd-sync holder record 1","holder":{"done":3120,"host":"web-1",)"
+            R"("phase":"reading","pid":4242,"run_id":"5f0c8a7e-0000-4000-8000-000000000001",)"
+            R"("started_at":1764800000,"total":10000,"trigger":"cron"},)"
+            R"("last_run":{"done":3120,"ended_at":1764800100,"exit_code":143,"host":"web-1",)"
+            R"("message":"interrupted by SIGTERM","phase":"reading","pid":4242,)"
+            R"("run_id":"5f0c8a7e-0000-4000-8000-000000000001","started_at":1764800000,)"
+            R"("status":"interrupted","total":10000,"trigger":"cron"}})");
 }
 
 TEST(HolderRecord, GarbageAndForeignJsonAreNotRecords) {
@@ -122,6 +151,18 @@ TEST(HolderRecord, WrongTypesAndMissingFieldsAreNotARecord) {
   EXPECT_FALSE(decode_record(R"({"format":"rbd-sync holder record 1","holder":{"pid":4242}})"));
 }
 
+TEST(HolderRecord, EveryStatusReadsBackAndAnUnknownOneIsNotARecord) {
+  for (const RunStatusInfo& status : k_run_statuses) {
+    const auto decoded = decode_record(holder_with("status", '"' + std::string(status.name) + '"'));
+    ASSERT_TRUE(decoded && decoded->holder) << status.name;
+    EXPECT_EQ(decoded->holder->status, status.status);
+  }
+  // What such a run's end was cannot be told, so it is not shown as if it were known.
+  EXPECT_FALSE(decode_record(holder_with("status", R"("synced")")));
+  EXPECT_FALSE(decode_record(holder_with("status", R"("")")));
+  EXPECT_FALSE(decode_record(holder_with("status", "3")));
+}
+
 TEST(HolderRecord, ControlCharactersInTextAreEscapedToOnePrintableLine) {
   // Any member of the lock file's group can write the record: a host name that clears
   // the screen or a message that forges a second line must not reach a terminal.
@@ -165,7 +206,7 @@ TEST(HolderRecord, OversizedMessageIsCutSoTheRecordStillFits) {
   FileLock lock(dir.file("sync.lock"));
   HolderRecord record;
   record.last_run = sample_run();
-  record.last_run->status = "failed";
+  record.last_run->status = RunStatus::failed;
   record.last_run->message = std::string(20000, 'x');
   ASSERT_TRUE(write_record(lock.fd(), record));
   const auto read = read_record(lock.fd());

@@ -1,19 +1,20 @@
-#include "sync/report.hpp"
+#include "app/report_format.hpp"
 
+#include "common/run_status.hpp"
 #include "common/text.hpp"
 
 #include <fmt/format.h>
 
-namespace rbdsync::sync {
+namespace rbdsync::app {
 
 namespace {
 
-std::string kind_plain(const char* kind, const KindCounts& counts) {
+std::string kind_plain(const char* kind, const sync::KindCounts& counts) {
   return fmt::format(" {}=+{}/~{}/-{}/={}", kind, counts.added, counts.changed, counts.removed,
                      counts.unchanged);
 }
 
-nlohmann::json kind_json(const KindCounts& counts) {
+nlohmann::json kind_json(const sync::KindCounts& counts) {
   return {{"added", counts.added},
           {"changed", counts.changed},
           {"removed", counts.removed},
@@ -22,14 +23,15 @@ nlohmann::json kind_json(const KindCounts& counts) {
 
 }  // namespace
 
-std::string format_plain(const SyncReport& report) {
-  const KindCounts& images = report.counts.images;
+std::string format_plain(const sync::SyncReport& report) {
+  const sync::KindCounts& images = report.counts.images;
   std::string text = fmt::format(
       "{} fsid={} pools={} images={} added={} changed={} removed={} skipped={} stale={} "
       "unreadable_pools={} unknown={} seconds={:.3f}",
-      report.partial() ? "partial" : "synced", report.fsid, report.pools, report.images,
-      images.added, images.changed, images.removed, report.skipped, report.stale.size(),
-      report.unreadable_pools.size(), report.unknown.total(), report.seconds);
+      run_status_plain_word(report.partial() ? RunStatus::partial : RunStatus::succeeded),
+      report.fsid, report.pools, report.images, images.added, images.changed, images.removed,
+      report.skipped, report.stale.size(), report.unreadable_pools.size(), report.unknown.total(),
+      report.seconds);
   // Per kind: +added/~changed/-removed/=unchanged.
   text += kind_plain("pool_rows", report.counts.pools);
   text += kind_plain("namespace_rows", report.counts.namespaces);
@@ -39,7 +41,7 @@ std::string format_plain(const SyncReport& report) {
   return text;
 }
 
-nlohmann::json counts_json(const StoreCounts& counts) {
+nlohmann::json counts_json(const sync::StoreCounts& counts) {
   return {{"pools", kind_json(counts.pools)},
           {"namespaces", kind_json(counts.namespaces)},
           {"images", kind_json(counts.images)},
@@ -47,9 +49,9 @@ nlohmann::json counts_json(const StoreCounts& counts) {
           {"trash", kind_json(counts.trash)}};
 }
 
-nlohmann::json stale_json(const std::vector<StaleImage>& stale) {
+nlohmann::json stale_json(const std::vector<sync::StaleImage>& stale) {
   nlohmann::json list = nlohmann::json::array();
-  for (const StaleImage& image : stale) {
+  for (const sync::StaleImage& image : stale) {
     list.push_back({{"path", image.path},
                     {"image_id", display_text(image.key.image_id, Controls::escape)},
                     {"error", display_text(image.error, Controls::escape)}});
@@ -57,14 +59,14 @@ nlohmann::json stale_json(const std::vector<StaleImage>& stale) {
   return list;
 }
 
-nlohmann::json read_json(const ReadMethods& read) {
+nlohmann::json read_json(const sync::ReadMethods& read) {
   // std::map keeps the keys sorted, so the JSON is the same from run to run.
   return {{"images", read.images}, {"fallbacks", read.fallbacks}};
 }
 
-nlohmann::json unreadable_pools_json(const std::vector<UnreadablePool>& pools) {
+nlohmann::json unreadable_pools_json(const std::vector<sync::UnreadablePool>& pools) {
   nlohmann::json list = nlohmann::json::array();
-  for (const UnreadablePool& pool : pools) {
+  for (const sync::UnreadablePool& pool : pools) {
     list.push_back({{"pool", display_text(pool.name, Controls::escape)},
                     {"pool_id", pool.id},
                     {"error", pool.error}});
@@ -72,11 +74,22 @@ nlohmann::json unreadable_pools_json(const std::vector<UnreadablePool>& pools) {
   return list;
 }
 
-nlohmann::json unknown_json(const UnknownCounts& unknown) {
+nlohmann::json unknown_json(const sync::UnknownCounts& unknown) {
   return {{"parents", unknown.parents},
           {"children", unknown.children},
           {"groups", unknown.groups},
           {"usage", unknown.usage}};
 }
 
-}  // namespace rbdsync::sync
+db::CommittedRun committed_run(const sync::SyncReport& report) {
+  // Names in there are display text already; the handler is the last line of defence.
+  const auto text = [](const nlohmann::json& json) {
+    return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  return {
+      report, text(counts_json(report.counts)),
+      report.partial() ? text(stale_json(report.stale)) : "",
+      report.unreadable_pools.empty() ? "" : text(unreadable_pools_json(report.unreadable_pools))};
+}
+
+}  // namespace rbdsync::app

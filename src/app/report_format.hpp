@@ -1,0 +1,39 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "db/run_history.hpp"
+#include "sync/report.hpp"
+
+namespace rbdsync::app {
+
+/// The one-line plain summary of a sync: `key=value` pairs, the same keys as JSON.
+std::string format_plain(const sync::SyncReport& report);
+
+/// {"pools": {"added", "changed", "removed", "unchanged"}, "namespaces": ..., "images": ...,
+/// "snapshots": ..., "trash": ...}: for --json and the run history.
+nlohmann::json counts_json(const sync::StoreCounts& counts);
+
+/// [{"path", "image_id", "error"}] of the images kept stale.
+nlohmann::json stale_json(const std::vector<sync::StaleImage>& stale);
+
+/// {"images": {"header": 9960, "librbd": 40}, "fallbacks": {"clone": 20, ...}}: how the
+/// images were read, for --json.
+nlohmann::json read_json(const sync::ReadMethods& read);
+
+/// [{"pool", "pool_id", "error"}] of the pools left out because this client may not read
+/// them: for --json and the run history.
+nlohmann::json unreadable_pools_json(const std::vector<sync::UnreadablePool>& pools);
+
+/// {"parents", "children", "groups", "usage"}: values stored as unknown to this client.
+nlohmann::json unknown_json(const sync::UnknownCounts& unknown);
+
+/// What the run history records of a committed sync: the report, and the JSON of
+/// its counts, stale images (when partial) and unreadable pools (when any), as --json
+/// writes them.
+db::CommittedRun committed_run(const sync::SyncReport& report);
+
+}  // namespace rbdsync::app

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "ceph/in_flight.hpp"
 #include "ceph/not_permitted.hpp"
 #include "common/error.hpp"
 
@@ -15,10 +16,6 @@ namespace rbdsync::ceph {
 namespace {
 
 constexpr std::uint64_t k_children_page = 1024;
-
-struct CompletionRelease {
-  void operator()(librados::AioCompletion* completion) const { completion->release(); }
-};
 
 /// One omap_get_vals_by_keys read of one object, in flight.
 class KeyRead {
@@ -70,7 +67,7 @@ class KeyRead {
   librados::ObjectReadOperation m_op;
   std::map<std::string, librados::bufferlist> m_values;
   int m_r = 0;
-  std::unique_ptr<librados::AioCompletion, CompletionRelease> m_done;
+  CompletionPtr<librados::AioCompletion> m_done;
   int m_submitted = -EINVAL;
 };
 

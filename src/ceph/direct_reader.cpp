@@ -31,10 +31,7 @@ constexpr std::uint8_t k_protection_unprotected = 0;
 constexpr std::uint8_t k_protection_protected = 2;
 constexpr std::uint32_t k_user_snapshot = 0;
 
-struct CompletionRelease {
-  void operator()(librados::AioCompletion* completion) const { completion->release(); }
-};
-using Completion = std::unique_ptr<librados::AioCompletion, CompletionRelease>;
+using Completion = CompletionPtr<librados::AioCompletion>;
 
 /// The reads of one image: the header's compound operation and its object map.
 struct Slot {
@@ -56,21 +53,16 @@ struct Slot {
   int pending = 0;  ///< completions still to come (under InFlight's lock)
 };
 
-using Slots = InFlight<Slot>;
-using Then = Slots::Then;
-
 /// The header and object map reads of many images at once.
-class Batch {
+class Batch : public InFlight<Slot> {
  public:
-  explicit Batch(std::size_t size) : m_slots(size) {}
-  Batch(const Batch&) = delete;
-  Batch& operator=(const Batch&) = delete;
+  using InFlight::InFlight;
 
   /// Waits for every read in flight: no callback may reach a destroyed Batch.
   ~Batch() {
-    m_slots.wait_until([this](std::size_t /*free_slots*/) {
-      for (std::size_t at = 0; at < m_slots.size(); ++at) {
-        if (m_slots.slot(at).pending != 0) {
+    wait_until([this](std::size_t /*free_slots*/) {
+      for (std::size_t at = 0; at < size(); ++at) {
+        if (slot(at).pending != 0) {
           return false;
         }
       }
@@ -78,56 +70,45 @@ class Batch {
     });
   }
 
-  bool has_free() { return m_slots.has_free(); }
-
   void start(librados::IoCtx& io, const ImageRef& ref, std::size_t index) {
     // A read operation cannot be reused: each image gets a new Slot.
-    const std::size_t at = m_slots.take_free(/*renew=*/true);
-    Slot& slot = m_slots.slot(at);
-    slot.index = index;
-    slot.header_op.omap_get_vals2("", k_max_omap_keys, &slot.omap, &slot.more, &slot.omap_r);
-    slot.header_op.list_watchers(&slot.watchers, &slot.watchers_r);
+    const std::size_t at = take_free(/*renew=*/true);
+    Slot& reads = slot(at);
+    reads.index = index;
+    reads.header_op.omap_get_vals2("", k_max_omap_keys, &reads.omap, &reads.more, &reads.omap_r);
+    reads.header_op.list_watchers(&reads.watchers, &reads.watchers_r);
     const std::string request = encode_lock_info_request("rbd_lock");
-    slot.lock_in.append(request.data(), request.size());
-    slot.header_op.exec("lock", "get_info", slot.lock_in, &slot.lock_out, &slot.lock_r);
-    slot.map_op.read(0, 0, &slot.map, &slot.map_r);
-    slot.header_done.reset(
-        librados::Rados::aio_create_completion(m_slots.callback_arg(at), &Batch::on_complete));
-    slot.map_done.reset(
-        librados::Rados::aio_create_completion(m_slots.callback_arg(at), &Batch::on_complete));
-    m_slots.update(at, [](Slot& starting) {
+    reads.lock_in.append(request.data(), request.size());
+    reads.header_op.exec("lock", "get_info", reads.lock_in, &reads.lock_out, &reads.lock_r);
+    reads.map_op.read(0, 0, &reads.map, &reads.map_r);
+    reads.header_done.reset(
+        librados::Rados::aio_create_completion(callback_arg(at), &Batch::on_complete));
+    reads.map_done.reset(
+        librados::Rados::aio_create_completion(callback_arg(at), &Batch::on_complete));
+    update(at, [](Slot& starting) {
       starting.pending = 2;
       return Then::wait;
     });
-    if (io.aio_operate("rbd_header." + ref.image_id, slot.header_done.get(), &slot.header_op,
+    if (io.aio_operate("rbd_header." + ref.image_id, reads.header_done.get(), &reads.header_op,
                        nullptr) < 0) {
-      done(m_slots, at);
+      done(*this, at);
     }
-    if (io.aio_operate("rbd_object_map." + ref.image_id, slot.map_done.get(), &slot.map_op,
+    if (io.aio_operate("rbd_object_map." + ref.image_id, reads.map_done.get(), &reads.map_op,
                        nullptr) < 0) {
-      done(m_slots, at);
+      done(*this, at);
     }
   }
 
-  /// Waits for an image whose reads are all done and returns its slot.
-  std::size_t wait_ready() { return m_slots.wait_ready(); }
-
-  Slot& slot(std::size_t at) { return m_slots.slot(at); }
-
-  void release(std::size_t at) { m_slots.release(at); }
-
  private:
   static void on_complete(librados::completion_t /*completion*/, void* arg) {
-    auto [slots, at] = Slots::from_callback(arg);
+    auto [slots, at] = from_callback(arg);
     done(slots, at);
   }
 
   /// One of the slot's two reads is done (or was never queued).
-  static void done(Slots& slots, std::size_t at) {
-    slots.update(at, [](Slot& slot) { return --slot.pending == 0 ? Then::ready : Then::wait; });
+  static void done(InFlight& slots, std::size_t at) {
+    slots.update(at, [](Slot& reads) { return --reads.pending == 0 ? Then::ready : Then::wait; });
   }
-
-  Slots m_slots;
 };
 
 std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {
@@ -445,25 +426,17 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
   };
 
   Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));
-  std::size_t next = 0;
-  std::size_t reading = 0;
-  while (next < refs.size() || reading > 0) {
-    while (next < refs.size() && batch.has_free()) {
-      if (refs[next].image_id.empty()) {
-        through_librbd(next++, "format 1");
-        continue;
-      }
-      // The operation takes the IoCtx's namespace when it is submitted.
-      io.set_namespace(refs[next].pool_namespace);
-      batch.start(io, refs[next], next);
-      ++next;
-      ++reading;
+  const auto start = [&](std::size_t index) {
+    if (refs[index].image_id.empty()) {
+      through_librbd(index, "format 1");
+      return false;
     }
-    if (reading == 0) {
-      continue;
-    }
-    const std::size_t at = batch.wait_ready();
-    --reading;
+    // The operation takes the IoCtx's namespace when it is submitted.
+    io.set_namespace(refs[index].pool_namespace);
+    batch.start(io, refs[index], index);
+    return true;
+  };
+  const auto ready = [&](std::size_t at) {
     Slot& slot = batch.slot(at);
     const std::size_t index = slot.index;
     io.set_namespace(refs[index].pool_namespace);
@@ -482,7 +455,8 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     } else {
       through_librbd(index, assembler.reason());
     }
-  }
+  };
+  batch.run_all(refs.size(), start, ready);
   io.set_namespace("");
 }
 

@@ -22,6 +22,7 @@
 #include "ceph/not_permitted.hpp"
 #include "ceph/pool_figures.hpp"
 #include "common/error.hpp"
+#include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {
 
@@ -68,18 +69,6 @@ int pool_read_error(librados::IoCtx& io) {
 
 /// The fallback reason of images the librbd reader decodes from their headers.
 constexpr const char* k_librbd_not_permitted = "librbd not permitted to open it";
-
-std::string mirror_mode_name(rbd_mirror_mode_t mode) {
-  switch (mode) {
-    case RBD_MIRROR_MODE_DISABLED:
-      return "disabled";
-    case RBD_MIRROR_MODE_IMAGE:
-      return "image";
-    case RBD_MIRROR_MODE_POOL:
-      return "pool";
-  }
-  return "unknown";
-}
 
 }  // namespace
 
@@ -250,7 +239,7 @@ sync::PoolSelection CephSource::list_pools(const std::vector<std::string>& names
     if (r != -ENOENT) {  // ENOENT: never `rbd pool init`-ed, so never mirrored
       check(r, "cannot read the mirror mode of pool '" + pool.name + "'");
     }
-    pool.mirror_mode = mirror_mode_name(mode);
+    pool.mirror_mode = inventory::pool_mirror_mode_name(mode);
   }
   return selection;
 }

@@ -147,7 +147,7 @@ CloneLinks::ParentNames CloneLinks::look_up(const HeaderParent& spec) {
   // librbd cannot even open such a clone (it opens the parent with it): what the clone's
   // own header and the OSD map say is all this client can know.
   if (is_permission_errno(-r) || is_permission_errno(-t) || is_permission_errno(-h)) {
-    names.unknown_reason = parent_not_permitted();
+    names.unknown_reason = not_permitted_reason(NotPermitted::parent);
     return names;
   }
   if (r < 0) {
@@ -278,7 +278,7 @@ CloneLinks::ChildrenLookup CloneLinks::children(std::int64_t pool_id,
       case Names::missing:
         return lookup;
       case Names::not_permitted:
-        lookup.unknown_reason = children_not_permitted();
+        lookup.unknown_reason = not_permitted_reason(NotPermitted::children);
         return lookup;
     }
     count += ids.size();
@@ -297,7 +297,7 @@ std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t poo
     return std::nullopt;
   }
   if (table.refused) {
-    lookup.unknown_reason = children_not_permitted();
+    lookup.unknown_reason = not_permitted_reason(NotPermitted::children);
     return std::nullopt;
   }
   if (!table.class_reads_only) {
@@ -322,7 +322,7 @@ std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t poo
   }
   if (is_permission_errno(-r)) {
     table.refused = true;
-    lookup.unknown_reason = children_not_permitted();
+    lookup.unknown_reason = not_permitted_reason(NotPermitted::children);
     return std::nullopt;
   }
   if (r < 0) {

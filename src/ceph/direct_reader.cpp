@@ -13,8 +13,10 @@
 #include "ceph/header_decoder.hpp"
 #include "ceph/image_reader.hpp"
 #include "ceph/in_flight.hpp"
+#include "ceph/librbd_rules.hpp"
 #include "ceph/not_permitted.hpp"
 #include "common/text.hpp"
+#include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {
 
@@ -25,8 +27,6 @@ using inventory::Pool;
 namespace {
 
 constexpr std::uint64_t k_max_omap_keys = 1024;
-constexpr std::uint64_t k_invalid_map_flags =
-    RBD_FLAG_OBJECT_MAP_INVALID | RBD_FLAG_FAST_DIFF_INVALID;
 constexpr std::uint8_t k_protection_unprotected = 0;
 constexpr std::uint8_t k_protection_protected = 2;
 constexpr std::uint32_t k_user_snapshot = 0;
@@ -141,11 +141,9 @@ class Assembler {
       // The image's own header, in a pool this client listed: not permitted to read it
       // means the client may not read that pool after all (or its caps changed).
       if (r < 0 && is_permission_errno(-r)) {
-        const std::string path = m_pool.name + "/" +
-                                 (m_ref.pool_namespace.empty() ? "" : m_ref.pool_namespace + "/") +
-                                 m_ref.name;
         throw_ceph_error(
-            r, "cannot read the header of image '" + display_text(path, Controls::escape) + "'");
+            r, "cannot read the header of image '" +
+                   display_text(inventory::image_path(m_pool, m_ref), Controls::escape) + "'");
       }
     }
     if (header_r < 0 || slot.omap_r < 0 || slot.watchers_r < 0 || slot.lock_r < 0) {
@@ -229,7 +227,6 @@ class Assembler {
     if (fast_diff && out.stripe_count > 1 && out.stripe_unit != out.object_size) {
       return fail("fast-diff with fancy striping");
     }
-    const bool v2_parent = (header.op_features & RBD_OPERATION_FEATURE_CLONE_PARENT) != 0;
     for (const HeaderSnapshot& snap : header.snapshots) {
       if (snap.namespace_type != k_user_snapshot) {
         return fail("non-user snapshot");
@@ -252,11 +249,11 @@ class Assembler {
       row.id = snap.id;
       row.name = snap.name;
       row.size_bytes = snap.size_bytes;
-      row.namespace_type = "user";
+      row.namespace_type = inventory::snap_namespace_name(static_cast<int>(snap.namespace_type));
       row.timestamp = snap.timestamp;
       row.is_protected = snap.protection_status == k_protection_protected;
       // As the librbd reader asks list_children3() only where children may exist.
-      if (row.is_protected || v2_parent) {
+      if (may_have_children(row.is_protected, header.op_features)) {
         if (!this->children(header, snap.id, row)) {
           return std::nullopt;
         }
@@ -343,13 +340,7 @@ class Assembler {
       const std::string* map_bytes, const std::vector<std::uint8_t>* previous_map,
       std::uint64_t previous_size, std::uint64_t size, const Image& image) {
     inventory::Usage result;
-    if (!fast_diff) {
-      result.unknown_reason = "fast-diff disabled";
-    } else if ((range_flags & RBD_FLAG_OBJECT_MAP_INVALID) != 0) {
-      result.unknown_reason = "object map invalid";
-    } else if ((range_flags & RBD_FLAG_FAST_DIFF_INVALID) != 0) {
-      result.unknown_reason = "fast-diff invalid";
-    }
+    result.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
     if (!result.unknown_reason.empty()) {
       if (m_exact_usage) {
         fail("exact usage without a valid fast-diff map");

@@ -1,7 +1,9 @@
 #include "ceph/header_decoder.hpp"
 
 #include "ceph/encoding.hpp"
+#include "ceph/librbd_rules.hpp"
 #include "common/text.hpp"
+#include "inventory/librbd_names.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -11,12 +13,7 @@ namespace rbdsync::ceph {
 
 namespace {
 
-// cls_rbd's key names (cls/rbd/cls_rbd.cc) and object map states
-// (include/rbd/object_map_types.h).
-constexpr const char* k_snapshot_prefix = "snapshot_";
-constexpr const char* k_metadata_prefix = "metadata_";
-constexpr const char* k_config_prefix = "metadata_conf_";
-constexpr const char* k_snap_children_prefix = "snap_children_";
+// Object map states (include/rbd/object_map_types.h).
 constexpr std::uint8_t k_object_nonexistent = 0;
 constexpr std::uint8_t k_object_exists = 1;
 constexpr std::uint8_t k_object_exists_clean = 3;
@@ -205,7 +202,7 @@ class HeaderBuilder {
     if (key == "snap_seq" || starts_with(key, k_metadata_prefix)) {
       return std::nullopt;  // not in the inventory: the snapshot context, other metadata
     }
-    if (key == "rbd_group_ref") {  // RBD_GROUP_REF
+    if (key == k_group_key) {
       return fall_back("group member");
     }
     if (key == "migration") {
@@ -283,23 +280,6 @@ class HeaderBuilder {
   bool m_have_features = false;
   bool m_have_prefix = false;
 };
-
-std::string entity_type_name(std::uint8_t type) {
-  switch (type) {
-    case 0x01:
-      return "mon";
-    case 0x02:
-      return "mds";
-    case 0x04:
-      return "osd";
-    case 0x08:
-      return "client";
-    case 0x10:
-      return "mgr";
-    default:
-      return "unknown";
-  }
-}
 
 /// entity_addr_t as encoded with the MSG_ADDR2 feature, printed as librbd's
 /// list_lockers() prints it (entity_addr_t::get_legacy_str(): "ip:port/nonce").
@@ -502,7 +482,7 @@ std::optional<LockInfo> decode_lock_info(const std::string& bytes) {
     const auto type = id.number<std::uint8_t>();
     const auto number = id.number<std::int64_t>();
     inventory::Locker locker;
-    locker.client = entity_type_name(type) + "." + std::to_string(number);
+    locker.client = inventory::entity_type_name(type) + "." + std::to_string(number);
     locker.cookie = id.text();
     Decoder details = in.envelope(1);
     details.number<std::uint64_t>();  // expiration

@@ -17,9 +17,11 @@
 
 #include "ceph/ceph_error.hpp"
 #include "ceph/header_decoder.hpp"
+#include "ceph/librbd_rules.hpp"
 #include "ceph/migration_spec.hpp"
 #include "ceph/not_permitted.hpp"
 #include "common/error.hpp"
+#include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {
 
@@ -47,10 +49,6 @@ struct OpenRefused {};
 constexpr std::uint64_t k_unlimited_snapshots = UINT64_MAX;
 // RBD_GROUP_INVALID_POOL lives in a header librbd does not install.
 constexpr std::int64_t k_no_group_pool = -1;
-// RBD_GROUP_REF: the header key that says which group the image belongs to.
-constexpr const char* k_group_key = "rbd_group_ref";
-constexpr std::uint64_t k_invalid_map_flags =
-    RBD_FLAG_OBJECT_MAP_INVALID | RBD_FLAG_FAST_DIFF_INVALID;
 
 std::optional<Timestamp> to_timestamp(const timespec& time) {
   // librbd leaves the timestamps of images made before Mimic at zero; `rbd info` hides them.
@@ -62,77 +60,6 @@ std::optional<Timestamp> to_timestamp(const timespec& time) {
 
 Timestamp to_timestamp(std::time_t seconds) {
   return static_cast<Timestamp>(seconds) * 1'000'000;
-}
-
-std::string trash_source_name(rbd_trash_image_source_t source) {
-  switch (source) {
-    case RBD_TRASH_IMAGE_SOURCE_USER:
-      return "user";
-    case RBD_TRASH_IMAGE_SOURCE_MIRRORING:
-      return "mirroring";
-    case RBD_TRASH_IMAGE_SOURCE_MIGRATION:
-      return "migration";
-    case RBD_TRASH_IMAGE_SOURCE_REMOVING:
-      return "removing";
-    case RBD_TRASH_IMAGE_SOURCE_USER_PARENT:
-      return "user_parent";
-  }
-  return "unknown-" + std::to_string(static_cast<int>(source));
-}
-
-std::string snap_namespace_name(rbd_snap_namespace_type_t type) {
-  switch (type) {
-    case RBD_SNAP_NAMESPACE_TYPE_USER:
-      return "user";
-    case RBD_SNAP_NAMESPACE_TYPE_GROUP:
-      return "group";
-    case RBD_SNAP_NAMESPACE_TYPE_TRASH:
-      return "trash";
-    case RBD_SNAP_NAMESPACE_TYPE_MIRROR:
-      return "mirror";
-  }
-  return "unknown-" + std::to_string(static_cast<int>(type));
-}
-
-std::string mirror_state_name(rbd_mirror_image_state_t state) {
-  switch (state) {
-    case RBD_MIRROR_IMAGE_DISABLING:
-      return "disabling";
-    case RBD_MIRROR_IMAGE_ENABLED:
-      return "enabled";
-    case RBD_MIRROR_IMAGE_DISABLED:
-      return "disabled";
-  }
-  return "unknown";
-}
-
-std::string mirror_mode_name(rbd_mirror_image_mode_t mode) {
-  switch (mode) {
-    case RBD_MIRROR_IMAGE_MODE_JOURNAL:
-      return "journal";
-    case RBD_MIRROR_IMAGE_MODE_SNAPSHOT:
-      return "snapshot";
-  }
-  return "unknown";
-}
-
-/// Why a fast-diff computation over snapshots with these flags would not be cheap, or ""
-/// when it would be.
-std::string unknown_usage_reason(bool fast_diff, std::uint64_t range_flags) {
-  if (!fast_diff) {
-    return "fast-diff disabled";
-  }
-  if ((range_flags & RBD_FLAG_OBJECT_MAP_INVALID) != 0) {
-    return "object map invalid";
-  }
-  if ((range_flags & RBD_FLAG_FAST_DIFF_INVALID) != 0) {
-    return "fast-diff invalid";
-  }
-  return {};
-}
-
-std::string image_path(const Pool& pool, const ImageRef& ref) {
-  return pool.name + "/" + (ref.pool_namespace.empty() ? "" : ref.pool_namespace + "/") + ref.name;
 }
 
 int add_existing(std::uint64_t /*offset*/, std::size_t length, int exists, void* used) {
@@ -154,7 +81,7 @@ class Reader {
         m_pool(pool),
         m_ref(ref),
         m_exact_usage(exact_usage),
-        m_path(image_path(pool, ref)),
+        m_path(inventory::image_path(pool, ref)),
         m_image(image),
         m_opened(opened) {}
 
@@ -299,7 +226,8 @@ class Reader {
       if (info.state != RBD_MIRROR_IMAGE_DISABLED) {
         rbd_mirror_image_mode_t mode = RBD_MIRROR_IMAGE_MODE_JOURNAL;
         need(m_image.mirror_image_get_mode(&mode), "cannot read the mirroring mode");
-        out.mirroring = inventory::Mirroring{mirror_mode_name(mode), mirror_state_name(info.state),
+        out.mirroring = inventory::Mirroring{inventory::image_mirror_mode_name(mode),
+                                             inventory::mirror_image_state_name(info.state),
                                              std::move(info.global_id), info.primary};
       }
     }
@@ -320,7 +248,7 @@ class Reader {
     if (!spec) {
       throw ImageError{-EBADMSG, "cannot decode the group reference"};
     }
-    return inventory::GroupMembership{spec->pool_id, {}, group_not_permitted()};
+    return inventory::GroupMembership{spec->pool_id, {}, not_permitted_reason(NotPermitted::group)};
   }
 
   void read_migration(Image& out) {
@@ -368,8 +296,6 @@ class Reader {
     std::sort(snaps.begin(), snaps.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
 
     const bool fast_diff = (out.features & RBD_FEATURE_FAST_DIFF) != 0;
-    // A v2 clone needs no protected snapshot; librbd marks its parent image instead.
-    const bool has_v2_children = (out.op_features & RBD_OPERATION_FEATURE_CLONE_PARENT) != 0;
 
     // librbd's fast diff loads the object map of every snapshot from the "from" snapshot
     // (or the image's first snapshot) up to the end, and falls back to the slow way when
@@ -388,7 +314,7 @@ class Reader {
 
       rbd_snap_namespace_type_t type = RBD_SNAP_NAMESPACE_TYPE_USER;
       need(m_image.snap_get_namespace_type(info.id, &type), "cannot read the namespace" + what);
-      snap.namespace_type = snap_namespace_name(type);
+      snap.namespace_type = inventory::snap_namespace_name(type);
       const bool user = type == RBD_SNAP_NAMESPACE_TYPE_USER;
 
       timespec time{};
@@ -399,27 +325,25 @@ class Reader {
              "cannot read the protection" + what);
       }
 
-      // v1 clones need a protected snapshot, v2 clones set clone-parent: other snapshots
-      // cannot have children, and listing them costs a lookup in every pool.
-      const bool may_have_children = snap.is_protected || has_v2_children;
+      const bool children = may_have_children(snap.is_protected, out.op_features);
       const bool wants_usage = user && (fast_diff || m_exact_usage);
-      if (fast_diff || may_have_children || wants_usage) {
+      if (fast_diff || children || wants_usage) {
         need(m_image.snap_set_by_id(info.id), "cannot open" + what);
         moved = true;
       }
       if (fast_diff) {
         need(m_image.get_flags(&flags[i]), "cannot read the flags" + what);
       }
-      if (may_have_children) {
-        std::vector<librbd::linked_image_spec_t> children;
-        const int listed = m_image.list_children3(&children);
+      if (children) {
+        std::vector<librbd::linked_image_spec_t> listed_children;
+        const int listed = m_image.list_children3(&listed_children);
         if (listed < 0 && is_permission_errno(-listed)) {
           // Clones may be in any pool; this client may not look in all of them.
           snap.children.reset();
-          snap.children_unknown_reason = children_not_permitted();
+          snap.children_unknown_reason = not_permitted_reason(NotPermitted::children);
         } else {
           need(listed, "cannot list the children" + what);
-          snap.children = children.size();
+          snap.children = listed_children.size();
         }
       }
 
@@ -463,7 +387,7 @@ class Reader {
     // Only the slow diff reads data objects, and they may live in a data pool this
     // client cannot read; the fast diff reads object maps, in the image's own pool.
     if (diffed < 0 && is_permission_errno(-diffed)) {
-      return Usage{std::nullopt, data_pool_not_permitted()};
+      return Usage{std::nullopt, not_permitted_reason(NotPermitted::data_pool)};
     }
     need(diffed, "cannot compute the usage" + what);
     return Usage{used, {}};
@@ -484,7 +408,7 @@ class Reader {
 class Classifier {
  public:
   Classifier(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref)
-      : m_rbd(rbd), m_io(io), m_pool(pool), m_ref(ref), m_path(image_path(pool, ref)) {}
+      : m_rbd(rbd), m_io(io), m_pool(pool), m_ref(ref), m_path(inventory::image_path(pool, ref)) {}
 
   /// What an ENOENT from `what` means: the image went to the trash or away (gone), its
   /// header is missing while the directory still lists it (failed), or it is still there
@@ -570,7 +494,7 @@ TrashEntry trash_entry(const Pool& pool, const std::string& pool_namespace,
                     pool_namespace,
                     info.id,
                     info.name,
-                    trash_source_name(info.source),
+                    inventory::trash_source_name(info.source),
                     to_timestamp(info.deletion_time),
                     to_timestamp(info.deferment_end_time)};
 }

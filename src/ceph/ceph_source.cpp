@@ -67,9 +67,6 @@ int pool_read_error(librados::IoCtx& io) {
   return r == -ENOENT ? 0 : std::min(r, 0);
 }
 
-/// The fallback reason of images the librbd reader decodes from their headers.
-constexpr const char* k_librbd_not_permitted = "librbd not permitted to open it";
-
 }  // namespace
 
 /// The connection and the pool handles. Declared in this order on purpose: members are
@@ -336,8 +333,9 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace(ref.pool_namespace);
   ++m_cluster->read_methods.images["librbd"];
-  if (auto read = ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage)) {
-    return std::move(*read);
+  if (auto read = ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
+      read.ok()) {
+    return std::move(*read.value);
   }
   sync::ImageRead result;
   m_cluster->decode_refused(

@@ -134,8 +134,8 @@ class Assembler {
         m_known_options(known_options),
         m_links(links) {}
 
-  /// The image, or nullopt with m_reason set.
-  std::optional<Image> assemble(Slot& slot) {
+  /// The image; or why librbd must read it; or the damage that keeps both from it.
+  OrFallback<Image> assemble(Slot& slot) {
     const int header_r = slot.header_done->get_return_value();
     for (const int r : {header_r, slot.omap_r, slot.watchers_r, slot.lock_r}) {
       // The image's own header, in a pool this client listed: not permitted to read it
@@ -147,29 +147,27 @@ class Assembler {
       }
     }
     if (header_r < 0 || slot.omap_r < 0 || slot.watchers_r < 0 || slot.lock_r < 0) {
-      return fail("header read failed");  // librbd tells gone, trashed and damaged apart
+      return OrFallback<Image>::fall_back(
+          "header read failed");  // librbd tells gone, trashed and damaged apart
     }
     if (slot.more) {
-      return fail("header has more than " + std::to_string(k_max_omap_keys) + " keys");
+      return OrFallback<Image>::fall_back("header has more than " +
+                                          std::to_string(k_max_omap_keys) + " keys");
     }
     std::map<std::string, std::string> omap;
     for (auto& [key, value] : slot.omap) {
       omap.emplace(key, value.to_str());
     }
     HeaderDecoding decoded = decode_header(omap);
-    if (!decoded.damage.empty()) {
-      m_damaged = true;
-      return fail(decoded.damage);
+    if (!decoded.ok()) {
+      return decoded.carry<Image>();
     }
-    if (!decoded.header) {
-      return fail(decoded.fallback_reason);
-    }
-    const DecodedHeader& header = *decoded.header;
+    const DecodedHeader& header = *decoded.value;
     if ((header.features & RBD_FEATURE_MIGRATING) != 0) {
-      return fail("migration");
+      return OrFallback<Image>::fall_back("migration");
     }
     if (!m_pool.mirror_mode.empty() && m_pool.mirror_mode != "disabled") {
-      return fail("mirroring enabled in the pool");
+      return OrFallback<Image>::fall_back("mirroring enabled in the pool");
     }
 
     Image out;
@@ -204,11 +202,11 @@ class Assembler {
       }
     }
     if (header.parent) {
-      CloneLinks::ParentLookup parent = m_links.parent(*header.parent, header.size_bytes);
-      if (!parent.fallback_reason.empty()) {
-        return fail("clone: " + parent.fallback_reason);
+      auto parent = m_links.parent(*header.parent, header.size_bytes);
+      if (!parent.ok()) {
+        return parent.carry<Image>("clone: ");
       }
-      out.parent = std::move(parent.parent);
+      out.parent = std::move(*parent.value);
     }
 
     for (const obj_watch_t& watcher : slot.watchers) {
@@ -216,7 +214,7 @@ class Assembler {
     }
     const auto locks = decode_lock_info(slot.lock_out.to_str());
     if (!locks) {
-      return fail("cannot decode the lock info");
+      return OrFallback<Image>::fall_back("cannot decode the lock info");
     }
     out.lockers = locks->lockers;
     if (!out.lockers.empty()) {
@@ -225,15 +223,15 @@ class Assembler {
 
     const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
     if (fast_diff && out.stripe_count > 1 && out.stripe_unit != out.object_size) {
-      return fail("fast-diff with fancy striping");
+      return OrFallback<Image>::fall_back("fast-diff with fancy striping");
     }
     for (const HeaderSnapshot& snap : header.snapshots) {
       if (snap.namespace_type != k_user_snapshot) {
-        return fail("non-user snapshot");
+        return OrFallback<Image>::fall_back("non-user snapshot");
       }
       if (snap.protection_status != k_protection_unprotected &&
           snap.protection_status != k_protection_protected) {
-        return fail("snapshot being unprotected");
+        return OrFallback<Image>::fall_back("snapshot being unprotected");
       }
     }
 
@@ -254,18 +252,21 @@ class Assembler {
       row.is_protected = snap.protection_status == k_protection_protected;
       // As the librbd reader asks list_children3() only where children may exist.
       if (may_have_children(row.is_protected, header.op_features)) {
-        if (!this->children(header, snap.id, row)) {
-          return std::nullopt;
+        const CloneLinks::ChildrenLookup children = this->children(header, snap.id);
+        if (!children.ok()) {
+          return children.carry<Image>("children: ");
         }
+        row.children = children.value->count;
+        row.children_unknown_reason = children.value->unknown_reason;
       }
       range_flags |= snap.flags;
       auto usage = this->usage(fast_diff, range_flags, object_map_name(m_ref.image_id, snap.id),
                                nullptr, previous_map, previous_size, snap.size_bytes, out);
-      if (!usage) {
-        return std::nullopt;
+      if (!usage.ok()) {
+        return usage.carry<Image>();
       }
-      row.usage = std::move(usage->first);
-      maps.push_back(std::move(usage->second));
+      row.usage = std::move(usage.value->first);
+      maps.push_back(std::move(usage.value->second));
       previous_map = maps.back().empty() ? nullptr : &maps.back();
       previous_size = snap.size_bytes;
       range_flags = snap.flags;
@@ -273,51 +274,31 @@ class Assembler {
     }
     if (slot.map_done->get_return_value() < 0 || slot.map_r < 0) {
       if (fast_diff && ((range_flags | header.flags) & k_invalid_map_flags) == 0) {
-        return fail("cannot read the object map");
+        return OrFallback<Image>::fall_back("cannot read the object map");
       }
     }
     const std::string head_map = slot.map.to_str();
     auto usage = this->usage(fast_diff, range_flags | header.flags, std::string(), &head_map,
                              previous_map, previous_size, out.size_bytes, out);
-    if (!usage) {
-      return std::nullopt;
+    if (!usage.ok()) {
+      return usage.carry<Image>();
     }
-    out.usage = std::move(usage->first);
-    return out;
+    out.usage = std::move(usage.value->first);
+    return OrFallback<Image>::of(std::move(out));
   }
 
-  const std::string& reason() const { return m_reason; }
-
-  /// The header is damaged (reason() says how): the image is unreadable, and librbd must
-  /// not be given it.
-  bool damaged() const { return m_damaged; }
-
  private:
-  /// list_children3() of one snapshot into `row`: nothing without layering; else the
-  /// clone v1 children other pools list and the clone v2 children in this header; unknown
-  /// where this client may not look. False (m_reason set) when librbd must list them.
-  bool children(const DecodedHeader& header, std::uint64_t snap_id, inventory::Snapshot& row) {
+  /// list_children3() of one snapshot: nothing without layering; else the clone v1
+  /// children other pools list and the clone v2 children in this header; unknown where
+  /// this client may not look; a fallback when librbd must list them.
+  CloneLinks::ChildrenLookup children(const DecodedHeader& header, std::uint64_t snap_id) {
     if ((header.features & RBD_FEATURE_LAYERING) == 0) {
-      row.children = 0;
-      return true;
+      return CloneLinks::ChildrenLookup::of({0, {}});
     }
     static const std::vector<ChildSpec> k_none;
     const auto v2 = header.snap_children.find(snap_id);
-    const CloneLinks::ChildrenLookup children =
-        m_links.children(m_pool.id, m_ref.pool_namespace, m_ref.image_id, snap_id,
-                         v2 != header.snap_children.end() ? v2->second : k_none);
-    if (!children.fallback_reason.empty()) {
-      fail("children: " + children.fallback_reason);
-      return false;
-    }
-    row.children = children.count;
-    row.children_unknown_reason = children.unknown_reason;
-    return true;
-  }
-
-  std::nullopt_t fail(std::string reason) {
-    m_reason = std::move(reason);
-    return std::nullopt;
+    return m_links.children(m_pool.id, m_ref.pool_namespace, m_ref.image_id, snap_id,
+                            v2 != header.snap_children.end() ? v2->second : k_none);
   }
 
   bool known_option(const std::string& name) {
@@ -333,20 +314,22 @@ class Assembler {
     return found->second;
   }
 
+  using UsageAndMap = std::pair<inventory::Usage, std::vector<std::uint8_t>>;
+
   /// The usage of one snapshot or the head and the object map it used (empty when none
-  /// was needed); nullopt (m_reason set) when librbd must compute it.
-  std::optional<std::pair<inventory::Usage, std::vector<std::uint8_t>>> usage(
-      bool fast_diff, std::uint64_t range_flags, const std::string& map_object,
-      const std::string* map_bytes, const std::vector<std::uint8_t>* previous_map,
-      std::uint64_t previous_size, std::uint64_t size, const Image& image) {
+  /// was needed); a fallback when librbd must compute it.
+  OrFallback<UsageAndMap> usage(bool fast_diff, std::uint64_t range_flags,
+                                const std::string& map_object, const std::string* map_bytes,
+                                const std::vector<std::uint8_t>* previous_map,
+                                std::uint64_t previous_size, std::uint64_t size,
+                                const Image& image) {
     inventory::Usage result;
     result.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
     if (!result.unknown_reason.empty()) {
       if (m_exact_usage) {
-        fail("exact usage without a valid fast-diff map");
-        return std::nullopt;
+        return OrFallback<UsageAndMap>::fall_back("exact usage without a valid fast-diff map");
       }
-      return std::make_pair(result, std::vector<std::uint8_t>());
+      return OrFallback<UsageAndMap>::of({result, {}});
     }
     std::string bytes;
     if (map_bytes != nullptr) {
@@ -354,24 +337,21 @@ class Assembler {
     } else {
       librados::bufferlist read;
       if (m_io.read(map_object, read, 0, 0) < 0) {
-        fail("cannot read a snapshot's object map");
-        return std::nullopt;
+        return OrFallback<UsageAndMap>::fall_back("cannot read a snapshot's object map");
       }
       bytes = read.to_str();
     }
     auto states = decode_object_map(bytes);
     if (!states) {
-      fail("cannot decode an object map");
-      return std::nullopt;
+      return OrFallback<UsageAndMap>::fall_back("cannot decode an object map");
     }
     const auto used =
         fast_diff_used_bytes(previous_map, previous_size, *states, size, image.object_size);
     if (!used) {
-      fail("object map smaller than the image");
-      return std::nullopt;
+      return OrFallback<UsageAndMap>::fall_back("object map smaller than the image");
     }
     result.used_bytes = used;
-    return std::make_pair(result, std::move(*states));
+    return OrFallback<UsageAndMap>::of({result, std::move(*states)});
   }
 
   librados::Rados& m_rados;
@@ -381,8 +361,6 @@ class Assembler {
   bool m_exact_usage;
   std::map<std::string, bool>& m_known_options;
   CloneLinks& m_links;
-  std::string m_reason;
-  bool m_damaged = false;
 };
 
 }  // namespace
@@ -401,7 +379,7 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     std::optional<sync::ImageRead> read;
     if (librbd == LibrbdFallback::allowed) {
       ++fallbacks[reason];
-      read = read_image(rbd, io, pool, refs[index], exact_usage);
+      read = read_image(rbd, io, pool, refs[index], exact_usage).value;
     }
     if (!read) {
       // Neither way reads it: librbd would open a parent this client may not read, and
@@ -432,19 +410,20 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     const std::size_t index = slot.index;
     io.set_namespace(refs[index].pool_namespace);
     Assembler assembler(rados, io, pool, refs[index], exact_usage, known_options, *links);
-    std::optional<Image> image = assembler.assemble(slot);
+    OrFallback<Image> image = assembler.assemble(slot);
     batch.release(at);
-    if (image) {
+    if (image.ok()) {
       sync::ImageRead read;
-      read.image = std::move(*image);
+      read.image = std::move(*image.value);
       on_read(index, std::move(read));
-    } else if (assembler.damaged()) {
+    } else if (!image.damage.empty()) {
+      // Unreadable either way: librbd must not be given it.
       sync::ImageRead read;
       read.outcome = sync::ImageRead::Outcome::failed;
-      read.error = "damaged header: " + assembler.reason();
+      read.error = "damaged header: " + image.damage;
       on_read(index, std::move(read));
     } else {
-      through_librbd(index, assembler.reason());
+      through_librbd(index, image.fallback_reason);
     }
   };
   batch.run_all(refs.size(), start, ready);

@@ -42,10 +42,6 @@ struct ImageError {
   std::string what;
 };
 
-/// librbd was not permitted to open the image: it opens a clone's parent (and a migrating
-/// image's source) along with the image, and this client may not read that pool.
-struct OpenRefused {};
-
 constexpr std::uint64_t k_unlimited_snapshots = UINT64_MAX;
 // RBD_GROUP_INVALID_POOL lives in a header librbd does not install.
 constexpr std::int64_t k_no_group_pool = -1;
@@ -85,7 +81,10 @@ class Reader {
         m_image(image),
         m_opened(opened) {}
 
-  Image read() {
+  /// The image; a fallback (k_librbd_not_permitted) when librbd was not permitted to open
+  /// it: it opens a clone's parent (and a migrating image's source) along with the image,
+  /// and this client may not read that pool.
+  OrFallback<Image> read() {
     // Read-only: takes no exclusive lock and registers no watch, so the sync never
     // disturbs a client that has the image mapped. Images of format 1 have no id.
     const int opened =
@@ -96,7 +95,7 @@ class Reader {
     // The image's own pool is readable (it was listed); the header is read directly
     // instead, and an EPERM there is the pool's.
     if (opened < 0 && is_permission_errno(-opened)) {
-      throw OpenRefused{};
+      return OrFallback<Image>::fall_back(k_librbd_not_permitted);
     }
     need(opened, "cannot open");
 
@@ -106,7 +105,7 @@ class Reader {
     read_links(out);
     read_clients(out);
     read_snapshots(out);
-    return out;
+    return OrFallback<Image>::of(std::move(out));
   }
 
  private:
@@ -519,18 +518,18 @@ std::optional<ImageRead> refuse_damaged_layout(librados::IoCtx& io, const ImageR
   return Classifier::failed("damaged header: " + *damage);
 }
 
-std::optional<ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
-                                    const ImageRef& ref, bool exact_usage) {
+OrFallback<ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
+                                 const ImageRef& ref, bool exact_usage) {
   if (auto refused = refuse_damaged_layout(io, ref)) {
-    return std::move(*refused);
+    return OrFallback<ImageRead>::of(std::move(*refused));
   }
   librbd::Image image;
   return read_open_image(rbd, io, pool, ref, exact_usage, image, std::nullopt);
 }
 
-std::optional<ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
-                                         const ImageRef& ref, bool exact_usage,
-                                         librbd::Image& image, std::optional<int> opened) {
+OrFallback<ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
+                                      const ImageRef& ref, bool exact_usage, librbd::Image& image,
+                                      std::optional<int> opened) {
   // One retry: an ENOENT from an image that is still listed and still has its header
   // means something inside it (a snapshot) went away while it was being read.
   for (int attempt = 0;; ++attempt) {
@@ -538,22 +537,24 @@ std::optional<ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io, 
       librbd::Image fresh;
       Reader reader(rbd, io, pool, ref, exact_usage, attempt == 0 ? image : fresh,
                     attempt == 0 ? opened : std::nullopt);
+      OrFallback<Image> read = reader.read();
+      if (!read.ok()) {
+        return read.carry<ImageRead>();
+      }
       ImageRead result;
-      result.image = reader.read();
-      return result;
-    } catch (const OpenRefused&) {
-      return std::nullopt;
+      result.image = std::move(*read.value);
+      return OrFallback<ImageRead>::of(std::move(result));
     } catch (const ImageError& error) {
       const std::string message = error.what + ": " + errno_text(-error.r);
       if (error.r != -ENOENT) {
-        return Classifier::failed(message);
+        return OrFallback<ImageRead>::of(Classifier::failed(message));
       }
       Classifier classifier(rbd, io, pool, ref);
       if (auto classified = classifier.missing(error.what)) {
-        return std::move(*classified);
+        return OrFallback<ImageRead>::of(std::move(*classified));
       }
       if (attempt > 0) {
-        return Classifier::failed(message);
+        return OrFallback<ImageRead>::of(Classifier::failed(message));
       }
     }
   }

@@ -178,11 +178,11 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& i
     const std::size_t index = slot.index;
     const inventory::ImageRef& ref = refs[index];
     io.set_namespace(ref.pool_namespace);
-    std::optional<sync::ImageRead> read =
+    OrFallback<sync::ImageRead> read =
         read_open_image(rbd, io, pool, ref, exact_usage, slot.image, batch.open_result(at));
     batch.finish(at);
-    if (read) {
-      on_read(index, std::move(*read));
+    if (read.ok()) {
+      on_read(index, std::move(*read.value));
     } else {
       refused.push_back(index);
     }

@@ -77,6 +77,69 @@ std::string read_error(const std::string& what, int r) {
   return "cannot read " + what + ": " + errno_text(-r);
 }
 
+/// What librbd reads to open a parent by id: its name from the directory, else from the
+/// trash (OpenRequest), the trash flag from the trash alone (api::Image::get_parent), the
+/// snapshot's name from the parent's header.
+struct ParentKeys {
+  KeyValues directory;
+  KeyValues trash;
+  KeyValues header;
+};
+
+/// The three reads of ParentKeys, in flight at once.
+ParentKeys read_parent_keys(librados::IoCtx& io, const HeaderParent& spec) {
+  io.set_namespace(spec.pool_namespace);
+  const std::string id_key = "id_" + spec.image_id;
+  KeyRead directory(io, "rbd_directory", {id_key});
+  KeyRead trash(io, "rbd_trash", {id_key});
+  KeyRead header(io, "rbd_header." + spec.image_id, {snapshot_key(spec.snap_id)});
+  io.set_namespace("");
+  return {directory.finish(), trash.finish(), header.finish()};
+}
+
+/// The parent's name from its directory entry, else from its trash entry.
+OrFallback<std::string> parent_image_name(const KeyValues& directory, const KeyValues& trash,
+                                          const std::string& id_key) {
+  using Name = OrFallback<std::string>;
+  const std::optional<std::string> directory_value = directory.value(id_key);
+  const std::optional<std::string> trash_value = trash.value(id_key);
+  std::optional<std::string> name;
+  if (directory_value) {
+    name = decode_directory_name(*directory_value);
+  }
+  std::optional<std::string> trash_name;
+  if (trash_value) {
+    trash_name = decode_trash_name(*trash_value);
+    if (!trash_name) {
+      return Name::fall_back("cannot decode the parent's trash entry");
+    }
+  }
+  if (directory_value && !name) {
+    return Name::fall_back("cannot decode the parent's directory entry");
+  }
+  if (!name) {
+    name = std::move(trash_name);
+  }
+  if (!name) {
+    return Name::fall_back("parent image not found");
+  }
+  return Name::of(std::move(*name));
+}
+
+/// The name of the parent's snapshot `snap_id`, from the parent's header.
+OrFallback<std::string> parent_snapshot_name(const KeyValues& header, std::uint64_t snap_id) {
+  using Name = OrFallback<std::string>;
+  const std::optional<std::string> value = header.value(snapshot_key(snap_id));
+  if (!value) {
+    return Name::fall_back("parent snapshot not found");
+  }
+  auto snapshot = decode_snapshot_record(*value);
+  if (!snapshot || snapshot->id != snap_id) {
+    return Name::fall_back("cannot decode the parent's snapshot record");
+  }
+  return Name::of(std::move(snapshot->name));
+}
+
 }  // namespace
 
 OrFallback<std::optional<inventory::Parent>> CloneLinks::parent(const HeaderParent& spec,
@@ -127,26 +190,10 @@ OrFallback<CloneLinks::ParentNames> CloneLinks::look_up(const HeaderParent& spec
   if (io == nullptr) {
     return Lookup::fall_back("cannot open the parent's pool");
   }
-  // librbd opens the parent by id: its name from the directory, else from the trash
-  // (OpenRequest), the trash flag from the trash alone (api::Image::get_parent), the
-  // snapshot's name from the parent's header. Three reads in flight at once.
-  io->set_namespace(spec.pool_namespace);
-  const std::string id_key = "id_" + spec.image_id;
-  const std::string snap_key = snapshot_key(spec.snap_id);
-  KeyRead directory(*io, "rbd_directory", {id_key});
-  KeyRead trash(*io, "rbd_trash", {id_key});
-  KeyRead header(*io, "rbd_header." + spec.image_id, {snap_key});
-  io->set_namespace("");
-
-  const KeyValues in_directory = directory.finish();
-  const KeyValues in_trash = trash.finish();
-  const KeyValues in_header = header.finish();
-  const int r = in_directory.r;
-  const int t = in_trash.r;
-  const int h = in_header.r;
-  const std::optional<std::string> directory_value = in_directory.value(id_key);
-  const std::optional<std::string> trash_value = in_trash.value(id_key);
-  const std::optional<std::string> snapshot_value = in_header.value(snap_key);
+  const ParentKeys keys = read_parent_keys(*io, spec);
+  const int r = keys.directory.r;
+  const int t = keys.trash.r;
+  const int h = keys.header.r;
   // librbd cannot even open such a clone (it opens the parent with it): what the clone's
   // own header and the OSD map say is all this client can know.
   if (is_permission_errno(-r) || is_permission_errno(-t) || is_permission_errno(-h)) {
@@ -162,37 +209,18 @@ OrFallback<CloneLinks::ParentNames> CloneLinks::look_up(const HeaderParent& spec
   if (h < 0) {
     return Lookup::fall_back(read_error("the parent's snapshot", h));
   }
-
-  std::optional<std::string> name;
-  if (directory_value) {
-    name = decode_directory_name(*directory_value);
+  const std::string id_key = "id_" + spec.image_id;
+  OrFallback<std::string> image_name = parent_image_name(keys.directory, keys.trash, id_key);
+  if (!image_name.ok()) {
+    return image_name.carry<ParentNames>();
   }
-  std::optional<std::string> trash_name;
-  if (trash_value) {
-    trash_name = decode_trash_name(*trash_value);
-    if (!trash_name) {
-      return Lookup::fall_back("cannot decode the parent's trash entry");
-    }
-    names.in_trash = true;
+  names.image_name = std::move(*image_name.value);
+  names.in_trash = keys.trash.value(id_key).has_value();
+  OrFallback<std::string> snap_name = parent_snapshot_name(keys.header, spec.snap_id);
+  if (!snap_name.ok()) {
+    return snap_name.carry<ParentNames>();
   }
-  if (directory_value && !name) {
-    return Lookup::fall_back("cannot decode the parent's directory entry");
-  }
-  if (!name) {
-    name = std::move(trash_name);
-  }
-  if (!name) {
-    return Lookup::fall_back("parent image not found");
-  }
-  names.image_name = std::move(*name);
-  if (!snapshot_value) {
-    return Lookup::fall_back("parent snapshot not found");
-  }
-  auto snapshot = decode_snapshot_record(*snapshot_value);
-  if (!snapshot || snapshot->id != spec.snap_id) {
-    return Lookup::fall_back("cannot decode the parent's snapshot record");
-  }
-  names.snap_name = std::move(snapshot->name);
+  names.snap_name = std::move(*snap_name.value);
   return Lookup::of(std::move(names));
 }
 

@@ -136,6 +136,28 @@ class Assembler {
 
   /// The image; or why librbd must read it; or the damage that keeps both from it.
   OrFallback<Image> assemble(Slot& slot) {
+    const HeaderDecoding decoded = check_reads(slot);
+    if (!decoded.ok()) {
+      return decoded.carry<Image>();
+    }
+    const DecodedHeader& header = *decoded.value;
+    OrFallback<Image> image = with_parent(header, image_of(header));
+    if (image.ok()) {
+      image = clients(slot, std::move(*image.value));
+    }
+    if (image.ok()) {
+      image = check_snapshots(header, std::move(*image.value));
+    }
+    if (image.ok()) {
+      image = snapshots_and_usage(slot, header, std::move(*image.value));
+    }
+    return image;
+  }
+
+ private:
+  /// The decoded header, once every read of it worked; a fallback for what the direct
+  /// reader does not read (a migration, mirroring).
+  HeaderDecoding check_reads(Slot& slot) {
     const int header_r = slot.header_done->get_return_value();
     for (const int r : {header_r, slot.omap_r, slot.watchers_r, slot.lock_r}) {
       // The image's own header, in a pool this client listed: not permitted to read it
@@ -147,29 +169,29 @@ class Assembler {
       }
     }
     if (header_r < 0 || slot.omap_r < 0 || slot.watchers_r < 0 || slot.lock_r < 0) {
-      return OrFallback<Image>::fall_back(
-          "header read failed");  // librbd tells gone, trashed and damaged apart
+      // librbd tells gone, trashed and damaged apart.
+      return HeaderDecoding::fall_back("header read failed");
     }
     if (slot.more) {
-      return OrFallback<Image>::fall_back("header has more than " +
-                                          std::to_string(k_max_omap_keys) + " keys");
+      return HeaderDecoding::fall_back("header has more than " + std::to_string(k_max_omap_keys) +
+                                       " keys");
     }
     std::map<std::string, std::string> omap;
     for (auto& [key, value] : slot.omap) {
       omap.emplace(key, value.to_str());
     }
     HeaderDecoding decoded = decode_header(omap);
-    if (!decoded.ok()) {
-      return decoded.carry<Image>();
+    if (decoded.ok() && (decoded.value->features & RBD_FEATURE_MIGRATING) != 0) {
+      return HeaderDecoding::fall_back("migration");
     }
-    const DecodedHeader& header = *decoded.value;
-    if ((header.features & RBD_FEATURE_MIGRATING) != 0) {
-      return OrFallback<Image>::fall_back("migration");
+    if (decoded.ok() && !m_pool.mirror_mode.empty() && m_pool.mirror_mode != "disabled") {
+      return HeaderDecoding::fall_back("mirroring enabled in the pool");
     }
-    if (!m_pool.mirror_mode.empty() && m_pool.mirror_mode != "disabled") {
-      return OrFallback<Image>::fall_back("mirroring enabled in the pool");
-    }
+    return decoded;
+  }
 
+  /// The image's own fields, as the librbd reader reads them.
+  Image image_of(const DecodedHeader& header) {
     Image out;
     out.key = inventory::ImageKey{m_pool.id, m_ref.pool_namespace, m_ref.image_id};
     out.name = m_ref.name;
@@ -201,6 +223,11 @@ class Assembler {
         out.config_overrides.push_back({name, value});
       }
     }
+    return out;
+  }
+
+  /// `out` with the parent librbd reports for a clone.
+  OrFallback<Image> with_parent(const DecodedHeader& header, Image out) {
     if (header.parent) {
       auto parent = m_links.parent(*header.parent, header.size_bytes);
       if (!parent.ok()) {
@@ -208,7 +235,11 @@ class Assembler {
       }
       out.parent = std::move(*parent.value);
     }
+    return OrFallback<Image>::of(std::move(out));
+  }
 
+  /// `out` with its watchers and lockers.
+  static OrFallback<Image> clients(Slot& slot, Image out) {
     for (const obj_watch_t& watcher : slot.watchers) {
       out.watchers.push_back({watcher.addr, watcher.watcher_id, watcher.cookie});
     }
@@ -220,7 +251,11 @@ class Assembler {
     if (!out.lockers.empty()) {
       out.lock_type = locks->exclusive ? "exclusive" : "shared";
     }
+    return OrFallback<Image>::of(std::move(out));
+  }
 
+  /// `out`, unless its layout or snapshots need librbd.
+  static OrFallback<Image> check_snapshots(const DecodedHeader& header, Image out) {
     const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
     if (fast_diff && out.stripe_count > 1 && out.stripe_unit != out.object_size) {
       return OrFallback<Image>::fall_back("fast-diff with fancy striping");
@@ -234,9 +269,14 @@ class Assembler {
         return OrFallback<Image>::fall_back("snapshot being unprotected");
       }
     }
+    return OrFallback<Image>::of(std::move(out));
+  }
 
-    // Usage as the librbd reader computes it: each user snapshot diffed from the one
-    // before, the head from the last one; unknown where a map in the range is invalid.
+  /// `out` with its snapshots and the usage of each and of the head, as the librbd
+  /// reader computes it: each user snapshot diffed from the one before, the head from
+  /// the last one; unknown where a map in the range is invalid.
+  OrFallback<Image> snapshots_and_usage(Slot& slot, const DecodedHeader& header, Image out) {
+    const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
     std::uint64_t range_flags = 0;
     const std::vector<std::uint8_t>* previous_map = nullptr;
     std::uint64_t previous_size = 0;
@@ -287,7 +327,6 @@ class Assembler {
     return OrFallback<Image>::of(std::move(out));
   }
 
- private:
   /// list_children3() of one snapshot: nothing without layering; else the clone v1
   /// children other pools list and the clone v2 children in this header; unknown where
   /// this client may not look; a fallback when librbd must list them.
@@ -363,6 +402,28 @@ class Assembler {
   CloneLinks& m_links;
 };
 
+/// The image read through librbd, as the direct reader's fallback for `reason`; failed
+/// when librbd may not be asked (or was not permitted to open it).
+sync::ImageRead librbd_read(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
+                            const ImageRef& ref, bool exact_usage, LibrbdFallback librbd,
+                            const std::string& reason) {
+  if (librbd == LibrbdFallback::allowed) {
+    OrFallback<sync::ImageRead> read = read_image(rbd, io, pool, ref, exact_usage);
+    if (read.ok()) {
+      return std::move(*read.value);
+    }
+  }
+  // Neither way reads it: librbd would open a parent this client may not read, and the
+  // header holds what only librbd turns into the inventory.
+  sync::ImageRead failed;
+  failed.outcome = sync::ImageRead::Outcome::failed;
+  failed.error =
+      "not permitted to open it through librbd (this client cannot read the pool of its "
+      "parent or migration source), and its header needs librbd: " +
+      reason;
+  return failed;
+}
+
 }  // namespace
 
 void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
@@ -376,22 +437,10 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
   }
   const auto through_librbd = [&](std::size_t index, const std::string& reason) {
     io.set_namespace(refs[index].pool_namespace);
-    std::optional<sync::ImageRead> read;
     if (librbd == LibrbdFallback::allowed) {
       ++fallbacks[reason];
-      read = read_image(rbd, io, pool, refs[index], exact_usage).value;
     }
-    if (!read) {
-      // Neither way reads it: librbd would open a parent this client may not read, and
-      // the header holds what only librbd turns into the inventory.
-      read.emplace();
-      read->outcome = sync::ImageRead::Outcome::failed;
-      read->error =
-          "not permitted to open it through librbd (this client cannot read the pool "
-          "of its parent or migration source), and its header needs librbd: " +
-          reason;
-    }
-    on_read(index, std::move(*read));
+    on_read(index, librbd_read(rbd, io, pool, refs[index], exact_usage, librbd, reason));
   };
 
   Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));

@@ -285,85 +285,102 @@ class Reader {
     }
   }
 
+  /// Where a walk through an image's snapshots, in id order, stands.
+  struct SnapshotWalk {
+    std::vector<librbd::snap_info_t> snaps;
+    bool fast_diff = false;
+    /// librbd's fast diff loads the object map of every snapshot from the "from" snapshot
+    /// (or the image's first snapshot) up to the end, and falls back to the slow way when
+    /// any of them is flagged invalid; so does the choice made here.
+    std::vector<std::uint64_t> flags;
+    std::optional<std::size_t> previous_user;
+    bool moved = false;  ///< a snapshot is set instead of the head
+
+    /// Where the next diff starts: the last user snapshot (its index and name), or nothing.
+    std::size_t first() const { return previous_user.value_or(0); }
+    const char* from() const {
+      return previous_user ? snaps[*previous_user].name.c_str() : nullptr;
+    }
+  };
+
   /// Snapshots in id order, with children and usage. Usage follows `rbd du`
   /// (tools/rbd/action/DiskUsage.cc): only user snapshots get a row; each is the
   /// whole-object diff from the previous user snapshot (or from nothing), without the
   /// parent; the head is the diff from the last user snapshot.
   void read_snapshots(Image& out) {
-    std::vector<librbd::snap_info_t> snaps;
-    need(m_image.snap_list(snaps), "cannot list the snapshots");
-    std::sort(snaps.begin(), snaps.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-
-    const bool fast_diff = (out.features & RBD_FEATURE_FAST_DIFF) != 0;
-
-    // librbd's fast diff loads the object map of every snapshot from the "from" snapshot
-    // (or the image's first snapshot) up to the end, and falls back to the slow way when
-    // any of them is flagged invalid; so does the choice made here.
-    std::vector<std::uint64_t> flags(snaps.size(), 0);
-    std::optional<std::size_t> previous_user;
-    bool moved = false;
-
-    for (std::size_t i = 0; i < snaps.size(); ++i) {
-      const librbd::snap_info_t& info = snaps[i];
-      const std::string what = " of snapshot '" + info.name + "'";
-      Snapshot snap;
-      snap.id = info.id;
-      snap.name = info.name;
-      snap.size_bytes = info.size;
-
-      rbd_snap_namespace_type_t type = RBD_SNAP_NAMESPACE_TYPE_USER;
-      need(m_image.snap_get_namespace_type(info.id, &type), "cannot read the namespace" + what);
-      snap.namespace_type = inventory::snap_namespace_name(type);
-      const bool user = type == RBD_SNAP_NAMESPACE_TYPE_USER;
-
-      timespec time{};
-      need(m_image.snap_get_timestamp(info.id, &time), "cannot read the timestamp" + what);
-      snap.timestamp = to_timestamp(time);
-      if (user) {
-        need(m_image.snap_is_protected(info.name.c_str(), &snap.is_protected),
-             "cannot read the protection" + what);
-      }
-
-      const bool children = may_have_children(snap.is_protected, out.op_features);
-      const bool wants_usage = user && (fast_diff || m_exact_usage);
-      if (fast_diff || children || wants_usage) {
-        need(m_image.snap_set_by_id(info.id), "cannot open" + what);
-        moved = true;
-      }
-      if (fast_diff) {
-        need(m_image.get_flags(&flags[i]), "cannot read the flags" + what);
-      }
-      if (children) {
-        std::vector<librbd::linked_image_spec_t> listed_children;
-        const int listed = m_image.list_children3(&listed_children);
-        if (listed < 0 && is_permission_errno(-listed)) {
-          // Clones may be in any pool; this client may not look in all of them.
-          snap.children.reset();
-          snap.children_unknown_reason = not_permitted_reason(NotPermitted::children);
-        } else {
-          need(listed, "cannot list the children" + what);
-          snap.children = listed_children.size();
-        }
-      }
-
-      if (user) {
-        const std::size_t first = previous_user.value_or(0);
-        const char* from = previous_user ? snaps[*previous_user].name.c_str() : nullptr;
-        snap.usage = usage(fast_diff, flags, first, i + 1, 0, from, info.size, what);
-        previous_user = i;
-      } else {
-        snap.usage.unknown_reason = "not a user snapshot";  // `rbd du` shows none either
-      }
-      out.snapshots.push_back(std::move(snap));
+    SnapshotWalk walk;
+    need(m_image.snap_list(walk.snaps), "cannot list the snapshots");
+    std::sort(walk.snaps.begin(), walk.snaps.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    walk.fast_diff = (out.features & RBD_FEATURE_FAST_DIFF) != 0;
+    walk.flags.assign(walk.snaps.size(), 0);
+    for (std::size_t i = 0; i < walk.snaps.size(); ++i) {
+      out.snapshots.push_back(read_snapshot(walk, i, out.op_features));
     }
-
-    if (moved) {
+    if (walk.moved) {
       need(m_image.snap_set(nullptr), "cannot return to the image head");
     }
-    const std::size_t first = previous_user.value_or(0);
-    const char* from = previous_user ? snaps[*previous_user].name.c_str() : nullptr;
-    out.usage = usage(fast_diff, flags, first, snaps.size(), m_head_flags, from, out.size_bytes,
-                      std::string());
+    out.usage = usage(walk.fast_diff, walk.flags, walk.first(), walk.snaps.size(), m_head_flags,
+                      walk.from(), out.size_bytes, std::string());
+  }
+
+  /// Snapshot `i` of `walk`, with its children and usage; `walk` moves past it.
+  Snapshot read_snapshot(SnapshotWalk& walk, std::size_t i, std::uint64_t op_features) {
+    const librbd::snap_info_t& info = walk.snaps[i];
+    const std::string what = " of snapshot '" + info.name + "'";
+    Snapshot snap;
+    snap.id = info.id;
+    snap.name = info.name;
+    snap.size_bytes = info.size;
+
+    rbd_snap_namespace_type_t type = RBD_SNAP_NAMESPACE_TYPE_USER;
+    need(m_image.snap_get_namespace_type(info.id, &type), "cannot read the namespace" + what);
+    snap.namespace_type = inventory::snap_namespace_name(type);
+    const bool user = type == RBD_SNAP_NAMESPACE_TYPE_USER;
+
+    timespec time{};
+    need(m_image.snap_get_timestamp(info.id, &time), "cannot read the timestamp" + what);
+    snap.timestamp = to_timestamp(time);
+    if (user) {
+      need(m_image.snap_is_protected(info.name.c_str(), &snap.is_protected),
+           "cannot read the protection" + what);
+    }
+
+    const bool children = may_have_children(snap.is_protected, op_features);
+    const bool wants_usage = user && (walk.fast_diff || m_exact_usage);
+    if (walk.fast_diff || children || wants_usage) {
+      need(m_image.snap_set_by_id(info.id), "cannot open" + what);
+      walk.moved = true;
+    }
+    if (walk.fast_diff) {
+      need(m_image.get_flags(&walk.flags[i]), "cannot read the flags" + what);
+    }
+    if (children) {
+      list_children(snap, what);
+    }
+
+    if (user) {
+      snap.usage =
+          usage(walk.fast_diff, walk.flags, walk.first(), i + 1, 0, walk.from(), info.size, what);
+      walk.previous_user = i;
+    } else {
+      snap.usage.unknown_reason = "not a user snapshot";  // `rbd du` shows none either
+    }
+    return snap;
+  }
+
+  /// The children of the snapshot currently set, into `snap`.
+  void list_children(Snapshot& snap, const std::string& what) {
+    std::vector<librbd::linked_image_spec_t> listed_children;
+    const int listed = m_image.list_children3(&listed_children);
+    if (listed < 0 && is_permission_errno(-listed)) {
+      // Clones may be in any pool; this client may not look in all of them.
+      snap.children.reset();
+      snap.children_unknown_reason = not_permitted_reason(NotPermitted::children);
+    } else {
+      need(listed, "cannot list the children" + what);
+      snap.children = listed_children.size();
+    }
   }
 
   /// The `rbd du` used size of the snapshot or head currently set, diffed from `from`;

@@ -298,7 +298,7 @@ std::optional<std::string> decode_address(Decoder& in) {
 
 HeaderDecoding decode_header(const std::map<std::string, std::string>& omap) {
   if (auto damage = layout_damage(omap)) {
-    return HeaderDecoding::damaged(std::move(*damage));
+    return HeaderDecoding::damaged(*damage);
   }
   HeaderBuilder builder;
   for (const auto& [key, value] : omap) {

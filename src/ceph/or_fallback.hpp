@@ -22,14 +22,14 @@ struct OrFallback {
     result.value = std::move(value);
     return result;
   }
-  static OrFallback fall_back(std::string reason) {
+  static OrFallback fall_back(const std::string& reason) {
     OrFallback result;
-    result.fallback_reason = std::move(reason);
+    result.fallback_reason = reason;
     return result;
   }
-  static OrFallback damaged(std::string how) {
+  static OrFallback damaged(const std::string& how) {
     OrFallback result;
-    result.damage = std::move(how);
+    result.damage = how;
     return result;
   }
 

@@ -7,43 +7,35 @@
 
 namespace rbdsync::ceph {
 
-bool is_cluster_errno(int error_number) {
+ErrnoClass errno_class(int error_number) {
   switch (error_number) {
     case EACCES:
     case EPERM:
+      return ErrnoClass::permission;
     case ETIMEDOUT:
     case ENOTCONN:
     case ECONNREFUSED:
     case ESHUTDOWN:  // also what librados returns once this client is blocklisted
-      return true;
+      return ErrnoClass::cluster;
     default:
-      return false;
+      return ErrnoClass::image;
   }
+}
+
+bool is_cluster_errno(int error_number) {
+  return errno_class(error_number) != ErrnoClass::image;
 }
 
 void throw_ceph_error(int r, const std::string& what, std::string hint) {
   const int error_number = -r;
-  ExitCode code = ExitCode::unavailable;
-  switch (error_number) {
-    case EACCES:
-    case EPERM:
-      code = ExitCode::no_permission;
-      if (hint.empty()) {
-        hint = "grant the client 'mon profile rbd, osd profile rbd-read-only' caps";
-      }
-      break;
-    case ETIMEDOUT:
-    case ENOTCONN:
-    case ECONNREFUSED:
-    case ESHUTDOWN:
-      code = ExitCode::unavailable;
-      if (hint.empty()) {
-        hint = "check that the cluster is up and reachable (ceph -s), or raise --ceph-timeout";
-      }
-      break;
-    default:
-      break;
+  const ErrnoClass trouble = errno_class(error_number);
+  if (hint.empty() && trouble == ErrnoClass::permission) {
+    hint = "grant the client 'mon profile rbd, osd profile rbd-read-only' caps";
+  } else if (hint.empty() && trouble == ErrnoClass::cluster) {
+    hint = "check that the cluster is up and reachable (ceph -s), or raise --ceph-timeout";
   }
+  const ExitCode code =
+      trouble == ErrnoClass::permission ? ExitCode::no_permission : ExitCode::unavailable;
   throw Error(code, what + ": " + errno_text(error_number), std::move(hint));
 }
 

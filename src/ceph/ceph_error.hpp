@@ -4,6 +4,14 @@
 
 namespace rbdsync::ceph {
 
+/// What an errno (positive) from librados/librbd says is in trouble.
+enum class ErrnoClass {
+  permission,  ///< the caps refuse: EPERM (an OSD), EACCES (a mon)
+  cluster,     ///< the cluster or the connection: timeouts, a lost or blocklisted one
+  image,       ///< anything else: the one image or object asked about
+};
+ErrnoClass errno_class(int error_number);
+
 /// True for the errno values (positive) that say the cluster or our access to it is in
 /// trouble, not one image: refused caps, timeouts, a lost or blocklisted connection.
 bool is_cluster_errno(int error_number);

@@ -22,6 +22,7 @@
 #include "ceph/not_permitted.hpp"
 #include "ceph/pool_figures.hpp"
 #include "common/error.hpp"
+#include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {
 
@@ -64,21 +65,6 @@ int pool_read_error(librados::IoCtx& io) {
   std::time_t mtime = 0;
   const int r = io.stat("rbd_directory", &size, &mtime);
   return r == -ENOENT ? 0 : std::min(r, 0);
-}
-
-/// The fallback reason of images the librbd reader decodes from their headers.
-constexpr const char* k_librbd_not_permitted = "librbd not permitted to open it";
-
-std::string mirror_mode_name(rbd_mirror_mode_t mode) {
-  switch (mode) {
-    case RBD_MIRROR_MODE_DISABLED:
-      return "disabled";
-    case RBD_MIRROR_MODE_IMAGE:
-      return "image";
-    case RBD_MIRROR_MODE_POOL:
-      return "pool";
-  }
-  return "unknown";
 }
 
 }  // namespace
@@ -250,7 +236,7 @@ sync::PoolSelection CephSource::list_pools(const std::vector<std::string>& names
     if (r != -ENOENT) {  // ENOENT: never `rbd pool init`-ed, so never mirrored
       check(r, "cannot read the mirror mode of pool '" + pool.name + "'");
     }
-    pool.mirror_mode = mirror_mode_name(mode);
+    pool.mirror_mode = inventory::pool_mirror_mode_name(mode);
   }
   return selection;
 }
@@ -347,8 +333,9 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace(ref.pool_namespace);
   ++m_cluster->read_methods.images["librbd"];
-  if (auto read = ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage)) {
-    return std::move(*read);
+  if (auto read = ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
+      read.ok()) {
+    return std::move(*read.value);
   }
   sync::ImageRead result;
   m_cluster->decode_refused(

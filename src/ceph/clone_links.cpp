@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "ceph/in_flight.hpp"
 #include "ceph/not_permitted.hpp"
 #include "common/error.hpp"
 
@@ -16,8 +17,15 @@ namespace {
 
 constexpr std::uint64_t k_children_page = 1024;
 
-struct CompletionRelease {
-  void operator()(librados::AioCompletion* completion) const { completion->release(); }
+struct KeyValues {
+  int r = 0;
+  std::map<std::string, std::string> values;
+
+  /// The value of `key`, or nullopt.
+  std::optional<std::string> value(const std::string& key) const {
+    const auto found = values.find(key);
+    return found != values.end() ? std::optional<std::string>(found->second) : std::nullopt;
+  }
 };
 
 /// One omap_get_vals_by_keys read of one object, in flight.
@@ -36,41 +44,32 @@ class KeyRead {
     }
   }
 
-  /// 0 with the values of the keys found (none when the object does not exist), or a
-  /// negative errno.
-  int finish(std::map<std::string, std::string>& values) {
-    values.clear();
+  /// r: 0, with the values of the keys found (none when the object does not exist), or
+  /// a negative errno.
+  KeyValues finish() {
     if (m_submitted < 0) {
-      return m_submitted;
+      return {m_submitted, {}};
     }
     m_done->wait_for_complete();
     const int r = m_done->get_return_value() < 0 ? m_done->get_return_value() : m_r;
     if (r == -ENOENT) {
-      return 0;
+      return {0, {}};
     }
     if (r < 0) {
-      return r;
+      return {r, {}};
     }
+    KeyValues found;
     for (auto& [key, value] : m_values) {
-      values.emplace(key, value.to_str());
+      found.values.emplace(key, value.to_str());
     }
-    return 0;
-  }
-
-  /// finish() of a read of one key: its value, or nullopt.
-  int finish(const std::string& key, std::optional<std::string>& value) {
-    std::map<std::string, std::string> values;
-    const int r = finish(values);
-    const auto found = values.find(key);
-    value = found != values.end() ? std::optional<std::string>(found->second) : std::nullopt;
-    return r;
+    return found;
   }
 
  private:
   librados::ObjectReadOperation m_op;
   std::map<std::string, librados::bufferlist> m_values;
   int m_r = 0;
-  std::unique_ptr<librados::AioCompletion, CompletionRelease> m_done;
+  CompletionPtr<librados::AioCompletion> m_done;
   int m_submitted = -EINVAL;
 };
 
@@ -78,31 +77,94 @@ std::string read_error(const std::string& what, int r) {
   return "cannot read " + what + ": " + errno_text(-r);
 }
 
+/// What librbd reads to open a parent by id: its name from the directory, else from the
+/// trash (OpenRequest), the trash flag from the trash alone (api::Image::get_parent), the
+/// snapshot's name from the parent's header.
+struct ParentKeys {
+  KeyValues directory;
+  KeyValues trash;
+  KeyValues header;
+};
+
+/// The three reads of ParentKeys, in flight at once.
+ParentKeys read_parent_keys(librados::IoCtx& io, const HeaderParent& spec) {
+  io.set_namespace(spec.pool_namespace);
+  const std::string id_key = "id_" + spec.image_id;
+  KeyRead directory(io, "rbd_directory", {id_key});
+  KeyRead trash(io, "rbd_trash", {id_key});
+  KeyRead header(io, "rbd_header." + spec.image_id, {snapshot_key(spec.snap_id)});
+  io.set_namespace("");
+  return {directory.finish(), trash.finish(), header.finish()};
+}
+
+/// The parent's name from its directory entry, else from its trash entry.
+OrFallback<std::string> parent_image_name(const KeyValues& directory, const KeyValues& trash,
+                                          const std::string& id_key) {
+  using Name = OrFallback<std::string>;
+  const std::optional<std::string> directory_value = directory.value(id_key);
+  const std::optional<std::string> trash_value = trash.value(id_key);
+  std::optional<std::string> name;
+  if (directory_value) {
+    name = decode_directory_name(*directory_value);
+  }
+  std::optional<std::string> trash_name;
+  if (trash_value) {
+    trash_name = decode_trash_name(*trash_value);
+    if (!trash_name) {
+      return Name::fall_back("cannot decode the parent's trash entry");
+    }
+  }
+  if (directory_value && !name) {
+    return Name::fall_back("cannot decode the parent's directory entry");
+  }
+  if (!name) {
+    name = std::move(trash_name);
+  }
+  if (!name) {
+    return Name::fall_back("parent image not found");
+  }
+  return Name::of(std::move(*name));
+}
+
+/// The name of the parent's snapshot `snap_id`, from the parent's header.
+OrFallback<std::string> parent_snapshot_name(const KeyValues& header, std::uint64_t snap_id) {
+  using Name = OrFallback<std::string>;
+  const std::optional<std::string> value = header.value(snapshot_key(snap_id));
+  if (!value) {
+    return Name::fall_back("parent snapshot not found");
+  }
+  auto snapshot = decode_snapshot_record(*value);
+  if (!snapshot || snapshot->id != snap_id) {
+    return Name::fall_back("cannot decode the parent's snapshot record");
+  }
+  return Name::of(std::move(snapshot->name));
+}
+
 }  // namespace
 
-CloneLinks::ParentLookup CloneLinks::parent(const HeaderParent& spec, std::uint64_t size_bytes) {
-  ParentLookup result;
+OrFallback<std::optional<inventory::Parent>> CloneLinks::parent(const HeaderParent& spec,
+                                                                std::uint64_t size_bytes) {
+  using Lookup = OrFallback<std::optional<inventory::Parent>>;
   // librbd's RefreshRequest: a head without an overlap of its own (flattened while
   // snapshots still use the parent) has no parent, and the head's overlap never exceeds
   // its size; RefreshParentRequest opens no parent for an overlap of 0, and get_parent()
   // then reports none.
   if (!spec.head_overlap || spec.pool_id < 0) {
-    return result;
+    return Lookup::of(std::nullopt);
   }
   const std::uint64_t overlap = std::min(*spec.head_overlap, size_bytes);
   if (overlap == 0) {
-    return result;
+    return Lookup::of(std::nullopt);
   }
   const auto key = std::make_tuple(spec.pool_id, spec.pool_namespace, spec.image_id, spec.snap_id);
   auto found = m_parents.find(key);
   if (found == m_parents.end()) {
     found = m_parents.emplace(key, look_up(spec)).first;
   }
-  const ParentNames& names = found->second;
-  if (!names.fallback_reason.empty()) {
-    result.fallback_reason = names.fallback_reason;
-    return result;
+  if (!found->second.ok()) {
+    return found->second.carry<std::optional<inventory::Parent>>();
   }
+  const ParentNames& names = *found->second.value;
   inventory::Parent parent;
   parent.pool_id = spec.pool_id;
   parent.pool_name = names.pool_name;
@@ -114,92 +176,52 @@ CloneLinks::ParentLookup CloneLinks::parent(const HeaderParent& spec, std::uint6
   parent.in_trash = names.in_trash;
   parent.overlap_bytes = overlap;
   parent.unknown_reason = names.unknown_reason;
-  result.parent = std::move(parent);
-  return result;
+  return Lookup::of(std::move(parent));
 }
 
-CloneLinks::ParentNames CloneLinks::look_up(const HeaderParent& spec) {
+OrFallback<CloneLinks::ParentNames> CloneLinks::look_up(const HeaderParent& spec) {
+  using Lookup = OrFallback<ParentNames>;
   ++m_lookups;
   ParentNames names;
   if (const int r = m_rados.pool_reverse_lookup(spec.pool_id, &names.pool_name); r < 0) {
-    names.fallback_reason = read_error("the parent's pool", r);
-    return names;
+    return Lookup::fall_back(read_error("the parent's pool", r));
   }
   librados::IoCtx* io = pool_context(spec.pool_id);
   if (io == nullptr) {
-    names.fallback_reason = "cannot open the parent's pool";
-    return names;
+    return Lookup::fall_back("cannot open the parent's pool");
   }
-  // librbd opens the parent by id: its name from the directory, else from the trash
-  // (OpenRequest), the trash flag from the trash alone (api::Image::get_parent), the
-  // snapshot's name from the parent's header. Three reads in flight at once.
-  io->set_namespace(spec.pool_namespace);
-  const std::string id_key = "id_" + spec.image_id;
-  const std::string snap_key = snapshot_key(spec.snap_id);
-  KeyRead directory(*io, "rbd_directory", {id_key});
-  KeyRead trash(*io, "rbd_trash", {id_key});
-  KeyRead header(*io, "rbd_header." + spec.image_id, {snap_key});
-  io->set_namespace("");
-
-  std::optional<std::string> directory_value;
-  std::optional<std::string> trash_value;
-  std::optional<std::string> snapshot_value;
-  const int r = directory.finish(id_key, directory_value);
-  const int t = trash.finish(id_key, trash_value);
-  const int h = header.finish(snap_key, snapshot_value);
+  const ParentKeys keys = read_parent_keys(*io, spec);
+  const int r = keys.directory.r;
+  const int t = keys.trash.r;
+  const int h = keys.header.r;
   // librbd cannot even open such a clone (it opens the parent with it): what the clone's
   // own header and the OSD map say is all this client can know.
   if (is_permission_errno(-r) || is_permission_errno(-t) || is_permission_errno(-h)) {
-    names.unknown_reason = parent_not_permitted();
-    return names;
+    names.unknown_reason = not_permitted_reason(NotPermitted::parent);
+    return Lookup::of(std::move(names));
   }
   if (r < 0) {
-    names.fallback_reason = read_error("the parent's directory entry", r);
-  } else if (t < 0 && t != -EOPNOTSUPP) {
-    names.fallback_reason = read_error("the parent's trash entry", t);
-  } else if (h < 0) {
-    names.fallback_reason = read_error("the parent's snapshot", h);
+    return Lookup::fall_back(read_error("the parent's directory entry", r));
   }
-  if (!names.fallback_reason.empty()) {
-    return names;
+  if (t < 0 && t != -EOPNOTSUPP) {
+    return Lookup::fall_back(read_error("the parent's trash entry", t));
   }
-
-  std::optional<std::string> name;
-  if (directory_value) {
-    name = decode_directory_name(*directory_value);
+  if (h < 0) {
+    return Lookup::fall_back(read_error("the parent's snapshot", h));
   }
-  std::optional<std::string> trash_name;
-  if (trash_value) {
-    trash_name = decode_trash_name(*trash_value);
-    if (!trash_name) {
-      names.fallback_reason = "cannot decode the parent's trash entry";
-      return names;
-    }
-    names.in_trash = true;
+  const std::string id_key = "id_" + spec.image_id;
+  OrFallback<std::string> image_name = parent_image_name(keys.directory, keys.trash, id_key);
+  if (!image_name.ok()) {
+    return image_name.carry<ParentNames>();
   }
-  if (directory_value && !name) {
-    names.fallback_reason = "cannot decode the parent's directory entry";
-    return names;
+  names.image_name = std::move(*image_name.value);
+  names.in_trash = keys.trash.value(id_key).has_value();
+  OrFallback<std::string> snap_name = parent_snapshot_name(keys.header, spec.snap_id);
+  if (!snap_name.ok()) {
+    return snap_name.carry<ParentNames>();
   }
-  if (!name) {
-    name = std::move(trash_name);
-  }
-  if (!name) {
-    names.fallback_reason = "parent image not found";
-    return names;
-  }
-  names.image_name = std::move(*name);
-  if (!snapshot_value) {
-    names.fallback_reason = "parent snapshot not found";
-    return names;
-  }
-  auto snapshot = decode_snapshot_record(*snapshot_value);
-  if (!snapshot || snapshot->id != spec.snap_id) {
-    names.fallback_reason = "cannot decode the parent's snapshot record";
-    return names;
-  }
-  names.snap_name = std::move(snapshot->name);
-  return names;
+  names.snap_name = std::move(*snap_name.value);
+  return Lookup::of(std::move(names));
 }
 
 librados::IoCtx* CloneLinks::pool_context(std::int64_t pool_id) {
@@ -218,7 +240,7 @@ librados::IoCtx* CloneLinks::pool_context(std::int64_t pool_id) {
   return &m_pools.emplace(pool_id, std::move(io)).first->second;
 }
 
-const std::vector<std::int64_t>* CloneLinks::base_pools(std::string& reason) {
+OrFallback<const std::vector<std::int64_t>*> CloneLinks::base_pools() {
   if (!m_base_pools) {
     // list_descendants(): every pool that is not a cache tier; pools that vanish
     // meanwhile are skipped.
@@ -241,25 +263,24 @@ const std::vector<std::int64_t>* CloneLinks::base_pools(std::string& reason) {
     }
   }
   if (!m_pool_list_error.empty()) {
-    reason = m_pool_list_error;
-    return nullptr;
+    return OrFallback<const std::vector<std::int64_t>*>::fall_back(m_pool_list_error);
   }
-  return &*m_base_pools;
+  return OrFallback<const std::vector<std::int64_t>*>::of(&*m_base_pools);
 }
 
 CloneLinks::ChildrenLookup CloneLinks::children(std::int64_t pool_id,
                                                 const std::string& pool_namespace,
                                                 const std::string& image_id, std::uint64_t snap_id,
                                                 const std::vector<ChildSpec>& v2_children) {
-  ChildrenLookup lookup;
-  const std::vector<std::int64_t>* pools = base_pools(lookup.fallback_reason);
-  if (pools == nullptr) {
-    return lookup;
+  const auto pools = base_pools();
+  if (!pools.ok()) {
+    return pools.carry<ChildCount>();
   }
+  ChildrenLookup lookup;
   // Child ids by the pool and namespace whose directory must name them.
   std::map<std::pair<std::int64_t, std::string>, std::vector<std::string>> by_pool;
   const std::string key = clone_v1_children_key(pool_id, image_id, snap_id);
-  for (const std::int64_t pool : *pools) {
+  for (const std::int64_t pool : **pools.value) {
     ChildrenTable& table = children_table(pool, pool_namespace);
     auto ids = v1_children(pool, pool_namespace, table, key, lookup);
     if (!ids) {
@@ -275,19 +296,16 @@ CloneLinks::ChildrenLookup CloneLinks::children(std::int64_t pool_id,
   }
   std::size_t count = 0;
   for (const auto& [where, ids] : by_pool) {
-    switch (names_found(where.first, where.second, ids, lookup.fallback_reason)) {
-      case Names::found:
-        break;
-      case Names::missing:
-        return lookup;
-      case Names::not_permitted:
-        lookup.unknown_reason = children_not_permitted();
-        return lookup;
+    const OrFallback<Names> names = names_found(where.first, where.second, ids);
+    if (!names.ok()) {
+      return names.carry<ChildCount>();
+    }
+    if (*names.value == Names::not_permitted) {
+      return ChildrenLookup::of({std::nullopt, not_permitted_reason(NotPermitted::children)});
     }
     count += ids.size();
   }
-  lookup.count = count;
-  return lookup;
+  return ChildrenLookup::of({count, {}});
 }
 
 std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t pool_id,
@@ -296,11 +314,11 @@ std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t poo
                                                                 const std::string& key,
                                                                 ChildrenLookup& lookup) {
   if (!table.error.empty()) {
-    lookup.fallback_reason = table.error;
+    lookup = ChildrenLookup::fall_back(table.error);
     return std::nullopt;
   }
   if (table.refused) {
-    lookup.unknown_reason = children_not_permitted();
+    lookup = ChildrenLookup::of({std::nullopt, not_permitted_reason(NotPermitted::children)});
     return std::nullopt;
   }
   if (!table.class_reads_only) {
@@ -325,34 +343,34 @@ std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t poo
   }
   if (is_permission_errno(-r)) {
     table.refused = true;
-    lookup.unknown_reason = children_not_permitted();
+    lookup = ChildrenLookup::of({std::nullopt, not_permitted_reason(NotPermitted::children)});
     return std::nullopt;
   }
   if (r < 0) {
-    lookup.fallback_reason =
-        read_error("the clone v1 children in pool " + std::to_string(pool_id), r);
+    lookup = ChildrenLookup::fall_back(
+        read_error("the clone v1 children in pool " + std::to_string(pool_id), r));
     return std::nullopt;
   }
   auto ids = decode_child_ids(out.to_str());
   if (!ids) {
-    lookup.fallback_reason =
-        "cannot decode the clone v1 children in pool " + std::to_string(pool_id);
+    lookup = ChildrenLookup::fall_back("cannot decode the clone v1 children in pool " +
+                                       std::to_string(pool_id));
   }
   return ids;
 }
 
-CloneLinks::Names CloneLinks::names_found(std::int64_t pool_id, const std::string& pool_namespace,
-                                          const std::vector<std::string>& image_ids,
-                                          std::string& reason) {
+OrFallback<CloneLinks::Names> CloneLinks::names_found(std::int64_t pool_id,
+                                                      const std::string& pool_namespace,
+                                                      const std::vector<std::string>& image_ids) {
+  using Found = OrFallback<Names>;
   librados::IoCtx* io = pool_context(pool_id);
   if (io == nullptr) {
     // list_descendants() leaves the children of a deleted pool unnamed, but counts them.
     const int r = m_pool_errors[pool_id];
     if (r == -ENOENT) {
-      return Names::found;
+      return Found::of(Names::found);
     }
-    reason = read_error("the pool of a child image", r);
-    return Names::missing;
+    return Found::fall_back(read_error("the pool of a child image", r));
   }
   std::set<std::string> keys;
   for (const std::string& id : image_ids) {
@@ -363,29 +381,24 @@ CloneLinks::Names CloneLinks::names_found(std::int64_t pool_id, const std::strin
   KeyRead directory(*io, "rbd_directory", keys);
   KeyRead trash(*io, "rbd_trash", keys);
   io->set_namespace("");
-  std::map<std::string, std::string> listed;
-  std::map<std::string, std::string> trashed;
-  const int r = directory.finish(listed);
-  const int t = trash.finish(trashed);
-  if (is_permission_errno(-r) || is_permission_errno(-t)) {
-    return Names::not_permitted;
+  const KeyValues listed = directory.finish();
+  const KeyValues trashed = trash.finish();
+  if (is_permission_errno(-listed.r) || is_permission_errno(-trashed.r)) {
+    return Found::of(Names::not_permitted);
   }
-  if (r < 0) {
-    reason = read_error("the directory entries of child images", r);
-    return Names::missing;
+  if (listed.r < 0) {
+    return Found::fall_back(read_error("the directory entries of child images", listed.r));
   }
-  if (t < 0 && t != -EOPNOTSUPP) {
-    reason = read_error("the trash entries of child images", t);
-    return Names::missing;
+  if (trashed.r < 0 && trashed.r != -EOPNOTSUPP) {
+    return Found::fall_back(read_error("the trash entries of child images", trashed.r));
   }
   for (const std::string& key : keys) {
-    if (listed.count(key) == 0 && trashed.count(key) == 0) {
+    if (listed.values.count(key) == 0 && trashed.values.count(key) == 0) {
       // list_children3() fails with ENOENT: the librbd reader reports the image failed.
-      reason = "a child image's name not found";
-      return Names::missing;
+      return Found::fall_back("a child image's name not found");
     }
   }
-  return Names::found;
+  return Found::of(Names::found);
 }
 
 CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,

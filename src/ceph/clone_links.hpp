@@ -17,6 +17,7 @@
 #include <rados/librados.hpp>
 
 #include "ceph/header_decoder.hpp"
+#include "ceph/or_fallback.hpp"
 #include "inventory/inventory.hpp"
 
 namespace rbdsync::ceph {
@@ -26,25 +27,21 @@ class CloneLinks {
   explicit CloneLinks(librados::Rados& rados) : m_rados(rados) {}
 
   /// The parent librbd's get_parent() and overlap() report for a clone whose header
-  /// holds `spec` and whose head is `size_bytes` long; `parent` stays empty when librbd
-  /// reports none (the head was flattened, or shrunk to no overlap). A non-empty
-  /// fallback_reason means the names could not be found as librbd finds them. When this
-  /// client may not read the parent's pool, `parent` holds what the clone's header and
-  /// the OSD map say, with Parent::unknown_reason set (ceph/not_permitted.hpp).
-  struct ParentLookup {
-    std::optional<inventory::Parent> parent;
-    std::string fallback_reason;
-  };
-  ParentLookup parent(const HeaderParent& spec, std::uint64_t size_bytes);
+  /// holds `spec` and whose head is `size_bytes` long; an empty parent when librbd
+  /// reports none (the head was flattened, or shrunk to no overlap). A fallback when the
+  /// names could not be found as librbd finds them. When this client may not read the
+  /// parent's pool, the parent holds what the clone's header and the OSD map say, with
+  /// Parent::unknown_reason set (ceph/not_permitted.hpp).
+  OrFallback<std::optional<inventory::Parent>> parent(const HeaderParent& spec,
+                                                      std::uint64_t size_bytes);
 
   /// How many children list_children3() lists for a snapshot: a count, or why it is
-  /// unknown to this client (not permitted), or why librbd must be asked. Exactly one is
-  /// set.
-  struct ChildrenLookup {
+  /// unknown to this client (not permitted). Exactly one is set.
+  struct ChildCount {
     std::optional<std::size_t> count;
     std::string unknown_reason;
-    std::string fallback_reason;
   };
+  using ChildrenLookup = OrFallback<ChildCount>;
 
   /// The children of snapshot `snap_id` of image `image_id` (pool `pool_id`, namespace
   /// `pool_namespace`): the clone v1 children in the `rbd_children` object of that
@@ -64,7 +61,6 @@ class CloneLinks {
 
  private:
   struct ParentNames {
-    std::string fallback_reason;
     std::string unknown_reason;  ///< not permitted to read the parent's pool
     std::string pool_name;
     std::string image_name;
@@ -80,10 +76,10 @@ class CloneLinks {
     /// ... and cls_rbd refused too: every lookup in this pool is not permitted.
     bool refused = false;
   };
-  /// How the names of a pool's child images were found.
-  enum class Names { found, missing, not_permitted };
+  /// How the names of a pool's child images were found (a fallback when one is missing).
+  enum class Names { found, not_permitted };
 
-  ParentNames look_up(const HeaderParent& spec);
+  OrFallback<ParentNames> look_up(const HeaderParent& spec);
   librados::IoCtx* pool_context(std::int64_t pool_id);
   ChildrenTable& children_table(std::int64_t pool_id, const std::string& pool_namespace);
   /// The clone v1 children under `key` in `table` (pool `pool_id`); nullopt with
@@ -92,14 +88,16 @@ class CloneLinks {
                                                       const std::string& pool_namespace,
                                                       ChildrenTable& table, const std::string& key,
                                                       ChildrenLookup& lookup);
-  const std::vector<std::int64_t>* base_pools(std::string& reason);
-  Names names_found(std::int64_t pool_id, const std::string& pool_namespace,
-                    const std::vector<std::string>& image_ids, std::string& reason);
+  /// The pools that are not a cache tier, where list_descendants() looks.
+  OrFallback<const std::vector<std::int64_t>*> base_pools();
+  OrFallback<Names> names_found(std::int64_t pool_id, const std::string& pool_namespace,
+                                const std::vector<std::string>& image_ids);
 
   librados::Rados& m_rados;
   std::map<std::int64_t, librados::IoCtx> m_pools;
   std::map<std::int64_t, int> m_pool_errors;
-  std::map<std::tuple<std::int64_t, std::string, std::string, std::uint64_t>, ParentNames>
+  std::map<std::tuple<std::int64_t, std::string, std::string, std::uint64_t>,
+           OrFallback<ParentNames>>
       m_parents;
   std::optional<std::vector<std::int64_t>> m_base_pools;
   std::string m_pool_list_error;

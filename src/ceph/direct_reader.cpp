@@ -13,8 +13,10 @@
 #include "ceph/header_decoder.hpp"
 #include "ceph/image_reader.hpp"
 #include "ceph/in_flight.hpp"
+#include "ceph/librbd_rules.hpp"
 #include "ceph/not_permitted.hpp"
 #include "common/text.hpp"
+#include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {
 
@@ -25,16 +27,11 @@ using inventory::Pool;
 namespace {
 
 constexpr std::uint64_t k_max_omap_keys = 1024;
-constexpr std::uint64_t k_invalid_map_flags =
-    RBD_FLAG_OBJECT_MAP_INVALID | RBD_FLAG_FAST_DIFF_INVALID;
 constexpr std::uint8_t k_protection_unprotected = 0;
 constexpr std::uint8_t k_protection_protected = 2;
 constexpr std::uint32_t k_user_snapshot = 0;
 
-struct CompletionRelease {
-  void operator()(librados::AioCompletion* completion) const { completion->release(); }
-};
-using Completion = std::unique_ptr<librados::AioCompletion, CompletionRelease>;
+using Completion = CompletionPtr<librados::AioCompletion>;
 
 /// The reads of one image: the header's compound operation and its object map.
 struct Slot {
@@ -56,21 +53,16 @@ struct Slot {
   int pending = 0;  ///< completions still to come (under InFlight's lock)
 };
 
-using Slots = InFlight<Slot>;
-using Then = Slots::Then;
-
 /// The header and object map reads of many images at once.
-class Batch {
+class Batch : public InFlight<Slot> {
  public:
-  explicit Batch(std::size_t size) : m_slots(size) {}
-  Batch(const Batch&) = delete;
-  Batch& operator=(const Batch&) = delete;
+  using InFlight::InFlight;
 
   /// Waits for every read in flight: no callback may reach a destroyed Batch.
   ~Batch() {
-    m_slots.wait_until([this](std::size_t /*free_slots*/) {
-      for (std::size_t at = 0; at < m_slots.size(); ++at) {
-        if (m_slots.slot(at).pending != 0) {
+    wait_until([this](std::size_t /*free_slots*/) {
+      for (std::size_t at = 0; at < size(); ++at) {
+        if (slot(at).pending != 0) {
           return false;
         }
       }
@@ -78,56 +70,45 @@ class Batch {
     });
   }
 
-  bool has_free() { return m_slots.has_free(); }
-
   void start(librados::IoCtx& io, const ImageRef& ref, std::size_t index) {
     // A read operation cannot be reused: each image gets a new Slot.
-    const std::size_t at = m_slots.take_free(/*renew=*/true);
-    Slot& slot = m_slots.slot(at);
-    slot.index = index;
-    slot.header_op.omap_get_vals2("", k_max_omap_keys, &slot.omap, &slot.more, &slot.omap_r);
-    slot.header_op.list_watchers(&slot.watchers, &slot.watchers_r);
+    const std::size_t at = take_free(/*renew=*/true);
+    Slot& reads = slot(at);
+    reads.index = index;
+    reads.header_op.omap_get_vals2("", k_max_omap_keys, &reads.omap, &reads.more, &reads.omap_r);
+    reads.header_op.list_watchers(&reads.watchers, &reads.watchers_r);
     const std::string request = encode_lock_info_request("rbd_lock");
-    slot.lock_in.append(request.data(), request.size());
-    slot.header_op.exec("lock", "get_info", slot.lock_in, &slot.lock_out, &slot.lock_r);
-    slot.map_op.read(0, 0, &slot.map, &slot.map_r);
-    slot.header_done.reset(
-        librados::Rados::aio_create_completion(m_slots.callback_arg(at), &Batch::on_complete));
-    slot.map_done.reset(
-        librados::Rados::aio_create_completion(m_slots.callback_arg(at), &Batch::on_complete));
-    m_slots.update(at, [](Slot& starting) {
+    reads.lock_in.append(request.data(), request.size());
+    reads.header_op.exec("lock", "get_info", reads.lock_in, &reads.lock_out, &reads.lock_r);
+    reads.map_op.read(0, 0, &reads.map, &reads.map_r);
+    reads.header_done.reset(
+        librados::Rados::aio_create_completion(callback_arg(at), &Batch::on_complete));
+    reads.map_done.reset(
+        librados::Rados::aio_create_completion(callback_arg(at), &Batch::on_complete));
+    update(at, [](Slot& starting) {
       starting.pending = 2;
       return Then::wait;
     });
-    if (io.aio_operate("rbd_header." + ref.image_id, slot.header_done.get(), &slot.header_op,
+    if (io.aio_operate("rbd_header." + ref.image_id, reads.header_done.get(), &reads.header_op,
                        nullptr) < 0) {
-      done(m_slots, at);
+      done(*this, at);
     }
-    if (io.aio_operate("rbd_object_map." + ref.image_id, slot.map_done.get(), &slot.map_op,
+    if (io.aio_operate("rbd_object_map." + ref.image_id, reads.map_done.get(), &reads.map_op,
                        nullptr) < 0) {
-      done(m_slots, at);
+      done(*this, at);
     }
   }
 
-  /// Waits for an image whose reads are all done and returns its slot.
-  std::size_t wait_ready() { return m_slots.wait_ready(); }
-
-  Slot& slot(std::size_t at) { return m_slots.slot(at); }
-
-  void release(std::size_t at) { m_slots.release(at); }
-
  private:
   static void on_complete(librados::completion_t /*completion*/, void* arg) {
-    auto [slots, at] = Slots::from_callback(arg);
+    auto [slots, at] = from_callback(arg);
     done(slots, at);
   }
 
   /// One of the slot's two reads is done (or was never queued).
-  static void done(Slots& slots, std::size_t at) {
-    slots.update(at, [](Slot& slot) { return --slot.pending == 0 ? Then::ready : Then::wait; });
+  static void done(InFlight& slots, std::size_t at) {
+    slots.update(at, [](Slot& reads) { return --reads.pending == 0 ? Then::ready : Then::wait; });
   }
-
-  Slots m_slots;
 };
 
 std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {
@@ -153,46 +134,64 @@ class Assembler {
         m_known_options(known_options),
         m_links(links) {}
 
-  /// The image, or nullopt with m_reason set.
-  std::optional<Image> assemble(Slot& slot) {
+  /// The image; or why librbd must read it; or the damage that keeps both from it.
+  OrFallback<Image> assemble(Slot& slot) {
+    const HeaderDecoding decoded = check_reads(slot);
+    if (!decoded.ok()) {
+      return decoded.carry<Image>();
+    }
+    const DecodedHeader& header = *decoded.value;
+    OrFallback<Image> image = with_parent(header, image_of(header));
+    if (image.ok()) {
+      image = clients(slot, std::move(*image.value));
+    }
+    if (image.ok()) {
+      image = check_snapshots(header, std::move(*image.value));
+    }
+    if (image.ok()) {
+      image = snapshots_and_usage(slot, header, std::move(*image.value));
+    }
+    return image;
+  }
+
+ private:
+  /// The decoded header, once every read of it worked; a fallback for what the direct
+  /// reader does not read (a migration, mirroring).
+  HeaderDecoding check_reads(Slot& slot) {
     const int header_r = slot.header_done->get_return_value();
     for (const int r : {header_r, slot.omap_r, slot.watchers_r, slot.lock_r}) {
       // The image's own header, in a pool this client listed: not permitted to read it
       // means the client may not read that pool after all (or its caps changed).
       if (r < 0 && is_permission_errno(-r)) {
-        const std::string path = m_pool.name + "/" +
-                                 (m_ref.pool_namespace.empty() ? "" : m_ref.pool_namespace + "/") +
-                                 m_ref.name;
         throw_ceph_error(
-            r, "cannot read the header of image '" + display_text(path, Controls::escape) + "'");
+            r, "cannot read the header of image '" +
+                   display_text(inventory::image_path(m_pool, m_ref), Controls::escape) + "'");
       }
     }
     if (header_r < 0 || slot.omap_r < 0 || slot.watchers_r < 0 || slot.lock_r < 0) {
-      return fail("header read failed");  // librbd tells gone, trashed and damaged apart
+      // librbd tells gone, trashed and damaged apart.
+      return HeaderDecoding::fall_back("header read failed");
     }
     if (slot.more) {
-      return fail("header has more than " + std::to_string(k_max_omap_keys) + " keys");
+      return HeaderDecoding::fall_back("header has more than " + std::to_string(k_max_omap_keys) +
+                                       " keys");
     }
     std::map<std::string, std::string> omap;
     for (auto& [key, value] : slot.omap) {
       omap.emplace(key, value.to_str());
     }
     HeaderDecoding decoded = decode_header(omap);
-    if (!decoded.damage.empty()) {
-      m_damaged = true;
-      return fail(decoded.damage);
+    if (decoded.ok() && (decoded.value->features & RBD_FEATURE_MIGRATING) != 0) {
+      return HeaderDecoding::fall_back("migration");
     }
-    if (!decoded.header) {
-      return fail(decoded.fallback_reason);
+    if (decoded.ok() && !m_pool.mirror_mode.empty() && m_pool.mirror_mode != "disabled") {
+      return HeaderDecoding::fall_back("mirroring enabled in the pool");
     }
-    const DecodedHeader& header = *decoded.header;
-    if ((header.features & RBD_FEATURE_MIGRATING) != 0) {
-      return fail("migration");
-    }
-    if (!m_pool.mirror_mode.empty() && m_pool.mirror_mode != "disabled") {
-      return fail("mirroring enabled in the pool");
-    }
+    return decoded;
+  }
 
+  /// The image's own fields, as the librbd reader reads them.
+  Image image_of(const DecodedHeader& header) {
     Image out;
     out.key = inventory::ImageKey{m_pool.id, m_ref.pool_namespace, m_ref.image_id};
     out.name = m_ref.name;
@@ -224,43 +223,60 @@ class Assembler {
         out.config_overrides.push_back({name, value});
       }
     }
-    if (header.parent) {
-      CloneLinks::ParentLookup parent = m_links.parent(*header.parent, header.size_bytes);
-      if (!parent.fallback_reason.empty()) {
-        return fail("clone: " + parent.fallback_reason);
-      }
-      out.parent = std::move(parent.parent);
-    }
+    return out;
+  }
 
+  /// `out` with the parent librbd reports for a clone.
+  OrFallback<Image> with_parent(const DecodedHeader& header, Image out) {
+    if (header.parent) {
+      auto parent = m_links.parent(*header.parent, header.size_bytes);
+      if (!parent.ok()) {
+        return parent.carry<Image>("clone: ");
+      }
+      out.parent = std::move(*parent.value);
+    }
+    return OrFallback<Image>::of(std::move(out));
+  }
+
+  /// `out` with its watchers and lockers.
+  static OrFallback<Image> clients(Slot& slot, Image out) {
     for (const obj_watch_t& watcher : slot.watchers) {
       out.watchers.push_back({watcher.addr, watcher.watcher_id, watcher.cookie});
     }
     const auto locks = decode_lock_info(slot.lock_out.to_str());
     if (!locks) {
-      return fail("cannot decode the lock info");
+      return OrFallback<Image>::fall_back("cannot decode the lock info");
     }
     out.lockers = locks->lockers;
     if (!out.lockers.empty()) {
       out.lock_type = locks->exclusive ? "exclusive" : "shared";
     }
+    return OrFallback<Image>::of(std::move(out));
+  }
 
+  /// `out`, unless its layout or snapshots need librbd.
+  static OrFallback<Image> check_snapshots(const DecodedHeader& header, Image out) {
     const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
     if (fast_diff && out.stripe_count > 1 && out.stripe_unit != out.object_size) {
-      return fail("fast-diff with fancy striping");
+      return OrFallback<Image>::fall_back("fast-diff with fancy striping");
     }
-    const bool v2_parent = (header.op_features & RBD_OPERATION_FEATURE_CLONE_PARENT) != 0;
     for (const HeaderSnapshot& snap : header.snapshots) {
       if (snap.namespace_type != k_user_snapshot) {
-        return fail("non-user snapshot");
+        return OrFallback<Image>::fall_back("non-user snapshot");
       }
       if (snap.protection_status != k_protection_unprotected &&
           snap.protection_status != k_protection_protected) {
-        return fail("snapshot being unprotected");
+        return OrFallback<Image>::fall_back("snapshot being unprotected");
       }
     }
+    return OrFallback<Image>::of(std::move(out));
+  }
 
-    // Usage as the librbd reader computes it: each user snapshot diffed from the one
-    // before, the head from the last one; unknown where a map in the range is invalid.
+  /// `out` with its snapshots and the usage of each and of the head, as the librbd
+  /// reader computes it: each user snapshot diffed from the one before, the head from
+  /// the last one; unknown where a map in the range is invalid.
+  OrFallback<Image> snapshots_and_usage(Slot& slot, const DecodedHeader& header, Image out) {
+    const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
     std::uint64_t range_flags = 0;
     const std::vector<std::uint8_t>* previous_map = nullptr;
     std::uint64_t previous_size = 0;
@@ -271,23 +287,26 @@ class Assembler {
       row.id = snap.id;
       row.name = snap.name;
       row.size_bytes = snap.size_bytes;
-      row.namespace_type = "user";
+      row.namespace_type = inventory::snap_namespace_name(static_cast<int>(snap.namespace_type));
       row.timestamp = snap.timestamp;
       row.is_protected = snap.protection_status == k_protection_protected;
       // As the librbd reader asks list_children3() only where children may exist.
-      if (row.is_protected || v2_parent) {
-        if (!this->children(header, snap.id, row)) {
-          return std::nullopt;
+      if (may_have_children(row.is_protected, header.op_features)) {
+        const CloneLinks::ChildrenLookup children = this->children(header, snap.id);
+        if (!children.ok()) {
+          return children.carry<Image>("children: ");
         }
+        row.children = children.value->count;
+        row.children_unknown_reason = children.value->unknown_reason;
       }
       range_flags |= snap.flags;
       auto usage = this->usage(fast_diff, range_flags, object_map_name(m_ref.image_id, snap.id),
                                nullptr, previous_map, previous_size, snap.size_bytes, out);
-      if (!usage) {
-        return std::nullopt;
+      if (!usage.ok()) {
+        return usage.carry<Image>();
       }
-      row.usage = std::move(usage->first);
-      maps.push_back(std::move(usage->second));
+      row.usage = std::move(usage.value->first);
+      maps.push_back(std::move(usage.value->second));
       previous_map = maps.back().empty() ? nullptr : &maps.back();
       previous_size = snap.size_bytes;
       range_flags = snap.flags;
@@ -295,51 +314,30 @@ class Assembler {
     }
     if (slot.map_done->get_return_value() < 0 || slot.map_r < 0) {
       if (fast_diff && ((range_flags | header.flags) & k_invalid_map_flags) == 0) {
-        return fail("cannot read the object map");
+        return OrFallback<Image>::fall_back("cannot read the object map");
       }
     }
     const std::string head_map = slot.map.to_str();
     auto usage = this->usage(fast_diff, range_flags | header.flags, std::string(), &head_map,
                              previous_map, previous_size, out.size_bytes, out);
-    if (!usage) {
-      return std::nullopt;
+    if (!usage.ok()) {
+      return usage.carry<Image>();
     }
-    out.usage = std::move(usage->first);
-    return out;
+    out.usage = std::move(usage.value->first);
+    return OrFallback<Image>::of(std::move(out));
   }
 
-  const std::string& reason() const { return m_reason; }
-
-  /// The header is damaged (reason() says how): the image is unreadable, and librbd must
-  /// not be given it.
-  bool damaged() const { return m_damaged; }
-
- private:
-  /// list_children3() of one snapshot into `row`: nothing without layering; else the
-  /// clone v1 children other pools list and the clone v2 children in this header; unknown
-  /// where this client may not look. False (m_reason set) when librbd must list them.
-  bool children(const DecodedHeader& header, std::uint64_t snap_id, inventory::Snapshot& row) {
+  /// list_children3() of one snapshot: nothing without layering; else the clone v1
+  /// children other pools list and the clone v2 children in this header; unknown where
+  /// this client may not look; a fallback when librbd must list them.
+  CloneLinks::ChildrenLookup children(const DecodedHeader& header, std::uint64_t snap_id) {
     if ((header.features & RBD_FEATURE_LAYERING) == 0) {
-      row.children = 0;
-      return true;
+      return CloneLinks::ChildrenLookup::of({0, {}});
     }
     static const std::vector<ChildSpec> k_none;
     const auto v2 = header.snap_children.find(snap_id);
-    const CloneLinks::ChildrenLookup children =
-        m_links.children(m_pool.id, m_ref.pool_namespace, m_ref.image_id, snap_id,
-                         v2 != header.snap_children.end() ? v2->second : k_none);
-    if (!children.fallback_reason.empty()) {
-      fail("children: " + children.fallback_reason);
-      return false;
-    }
-    row.children = children.count;
-    row.children_unknown_reason = children.unknown_reason;
-    return true;
-  }
-
-  std::nullopt_t fail(std::string reason) {
-    m_reason = std::move(reason);
-    return std::nullopt;
+    return m_links.children(m_pool.id, m_ref.pool_namespace, m_ref.image_id, snap_id,
+                            v2 != header.snap_children.end() ? v2->second : k_none);
   }
 
   bool known_option(const std::string& name) {
@@ -355,26 +353,22 @@ class Assembler {
     return found->second;
   }
 
+  using UsageAndMap = std::pair<inventory::Usage, std::vector<std::uint8_t>>;
+
   /// The usage of one snapshot or the head and the object map it used (empty when none
-  /// was needed); nullopt (m_reason set) when librbd must compute it.
-  std::optional<std::pair<inventory::Usage, std::vector<std::uint8_t>>> usage(
-      bool fast_diff, std::uint64_t range_flags, const std::string& map_object,
-      const std::string* map_bytes, const std::vector<std::uint8_t>* previous_map,
-      std::uint64_t previous_size, std::uint64_t size, const Image& image) {
+  /// was needed); a fallback when librbd must compute it.
+  OrFallback<UsageAndMap> usage(bool fast_diff, std::uint64_t range_flags,
+                                const std::string& map_object, const std::string* map_bytes,
+                                const std::vector<std::uint8_t>* previous_map,
+                                std::uint64_t previous_size, std::uint64_t size,
+                                const Image& image) {
     inventory::Usage result;
-    if (!fast_diff) {
-      result.unknown_reason = "fast-diff disabled";
-    } else if ((range_flags & RBD_FLAG_OBJECT_MAP_INVALID) != 0) {
-      result.unknown_reason = "object map invalid";
-    } else if ((range_flags & RBD_FLAG_FAST_DIFF_INVALID) != 0) {
-      result.unknown_reason = "fast-diff invalid";
-    }
+    result.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
     if (!result.unknown_reason.empty()) {
       if (m_exact_usage) {
-        fail("exact usage without a valid fast-diff map");
-        return std::nullopt;
+        return OrFallback<UsageAndMap>::fall_back("exact usage without a valid fast-diff map");
       }
-      return std::make_pair(result, std::vector<std::uint8_t>());
+      return OrFallback<UsageAndMap>::of({result, {}});
     }
     std::string bytes;
     if (map_bytes != nullptr) {
@@ -382,24 +376,21 @@ class Assembler {
     } else {
       librados::bufferlist read;
       if (m_io.read(map_object, read, 0, 0) < 0) {
-        fail("cannot read a snapshot's object map");
-        return std::nullopt;
+        return OrFallback<UsageAndMap>::fall_back("cannot read a snapshot's object map");
       }
       bytes = read.to_str();
     }
     auto states = decode_object_map(bytes);
     if (!states) {
-      fail("cannot decode an object map");
-      return std::nullopt;
+      return OrFallback<UsageAndMap>::fall_back("cannot decode an object map");
     }
     const auto used =
         fast_diff_used_bytes(previous_map, previous_size, *states, size, image.object_size);
     if (!used) {
-      fail("object map smaller than the image");
-      return std::nullopt;
+      return OrFallback<UsageAndMap>::fall_back("object map smaller than the image");
     }
     result.used_bytes = used;
-    return std::make_pair(result, std::move(*states));
+    return OrFallback<UsageAndMap>::of({result, std::move(*states)});
   }
 
   librados::Rados& m_rados;
@@ -409,9 +400,29 @@ class Assembler {
   bool m_exact_usage;
   std::map<std::string, bool>& m_known_options;
   CloneLinks& m_links;
-  std::string m_reason;
-  bool m_damaged = false;
 };
+
+/// The image read through librbd, as the direct reader's fallback for `reason`; failed
+/// when librbd may not be asked (or was not permitted to open it).
+sync::ImageRead librbd_read(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
+                            const ImageRef& ref, bool exact_usage, LibrbdFallback librbd,
+                            const std::string& reason) {
+  if (librbd == LibrbdFallback::allowed) {
+    OrFallback<sync::ImageRead> read = read_image(rbd, io, pool, ref, exact_usage);
+    if (read.ok()) {
+      return std::move(*read.value);
+    }
+  }
+  // Neither way reads it: librbd would open a parent this client may not read, and the
+  // header holds what only librbd turns into the inventory.
+  sync::ImageRead failed;
+  failed.outcome = sync::ImageRead::Outcome::failed;
+  failed.error =
+      "not permitted to open it through librbd (this client cannot read the pool of its "
+      "parent or migration source), and its header needs librbd: " +
+      reason;
+  return failed;
+}
 
 }  // namespace
 
@@ -426,63 +437,45 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
   }
   const auto through_librbd = [&](std::size_t index, const std::string& reason) {
     io.set_namespace(refs[index].pool_namespace);
-    std::optional<sync::ImageRead> read;
     if (librbd == LibrbdFallback::allowed) {
       ++fallbacks[reason];
-      read = read_image(rbd, io, pool, refs[index], exact_usage);
     }
-    if (!read) {
-      // Neither way reads it: librbd would open a parent this client may not read, and
-      // the header holds what only librbd turns into the inventory.
-      read.emplace();
-      read->outcome = sync::ImageRead::Outcome::failed;
-      read->error =
-          "not permitted to open it through librbd (this client cannot read the pool "
-          "of its parent or migration source), and its header needs librbd: " +
-          reason;
-    }
-    on_read(index, std::move(*read));
+    on_read(index, librbd_read(rbd, io, pool, refs[index], exact_usage, librbd, reason));
   };
 
   Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));
-  std::size_t next = 0;
-  std::size_t reading = 0;
-  while (next < refs.size() || reading > 0) {
-    while (next < refs.size() && batch.has_free()) {
-      if (refs[next].image_id.empty()) {
-        through_librbd(next++, "format 1");
-        continue;
-      }
-      // The operation takes the IoCtx's namespace when it is submitted.
-      io.set_namespace(refs[next].pool_namespace);
-      batch.start(io, refs[next], next);
-      ++next;
-      ++reading;
+  const auto start = [&](std::size_t index) {
+    if (refs[index].image_id.empty()) {
+      through_librbd(index, "format 1");
+      return false;
     }
-    if (reading == 0) {
-      continue;
-    }
-    const std::size_t at = batch.wait_ready();
-    --reading;
+    // The operation takes the IoCtx's namespace when it is submitted.
+    io.set_namespace(refs[index].pool_namespace);
+    batch.start(io, refs[index], index);
+    return true;
+  };
+  const auto ready = [&](std::size_t at) {
     Slot& slot = batch.slot(at);
     const std::size_t index = slot.index;
     io.set_namespace(refs[index].pool_namespace);
     Assembler assembler(rados, io, pool, refs[index], exact_usage, known_options, *links);
-    std::optional<Image> image = assembler.assemble(slot);
+    OrFallback<Image> image = assembler.assemble(slot);
     batch.release(at);
-    if (image) {
+    if (image.ok()) {
       sync::ImageRead read;
-      read.image = std::move(*image);
+      read.image = std::move(*image.value);
       on_read(index, std::move(read));
-    } else if (assembler.damaged()) {
+    } else if (!image.damage.empty()) {
+      // Unreadable either way: librbd must not be given it.
       sync::ImageRead read;
       read.outcome = sync::ImageRead::Outcome::failed;
-      read.error = "damaged header: " + assembler.reason();
+      read.error = "damaged header: " + image.damage;
       on_read(index, std::move(read));
     } else {
-      through_librbd(index, assembler.reason());
+      through_librbd(index, image.fallback_reason);
     }
-  }
+  };
+  batch.run_all(refs.size(), start, ready);
   io.set_namespace("");
 }
 

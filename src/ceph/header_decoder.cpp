@@ -1,7 +1,9 @@
 #include "ceph/header_decoder.hpp"
 
 #include "ceph/encoding.hpp"
+#include "ceph/librbd_rules.hpp"
 #include "common/text.hpp"
+#include "inventory/librbd_names.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -11,12 +13,7 @@ namespace rbdsync::ceph {
 
 namespace {
 
-// cls_rbd's key names (cls/rbd/cls_rbd.cc) and object map states
-// (include/rbd/object_map_types.h).
-constexpr const char* k_snapshot_prefix = "snapshot_";
-constexpr const char* k_metadata_prefix = "metadata_";
-constexpr const char* k_config_prefix = "metadata_conf_";
-constexpr const char* k_snap_children_prefix = "snap_children_";
+// Object map states (include/rbd/object_map_types.h).
 constexpr std::uint8_t k_object_nonexistent = 0;
 constexpr std::uint8_t k_object_exists = 1;
 constexpr std::uint8_t k_object_exists_clean = 3;
@@ -117,18 +114,6 @@ std::optional<std::uint64_t> hex_snap_id(const std::string& key, std::size_t pre
   return std::stoull(digits, nullptr, 16);
 }
 
-HeaderDecoding fall_back(std::string reason) {
-  HeaderDecoding result;
-  result.fallback_reason = std::move(reason);
-  return result;
-}
-
-HeaderDecoding damaged(std::string reason) {
-  HeaderDecoding result;
-  result.damage = std::move(reason);
-  return result;
-}
-
 /// Decodes the value of header key `key` with `decode`, which reads a Decoder over it
 /// to its end. nullopt when that worked; else what to do with the image: a newer
 /// encoding goes to librbd, anything else is damage.
@@ -141,10 +126,10 @@ std::optional<HeaderDecoding> decode_value(const std::string& key, const std::st
     return std::nullopt;
   }
   if (in.unsupported()) {
-    return fall_back("unknown encoding of header key " + quoted(key));
+    return HeaderDecoding::fall_back("unknown encoding of header key " + quoted(key));
   }
-  return damaged("header key " + quoted(key) + " is damaged (" + std::to_string(value.size()) +
-                 " bytes)");
+  return HeaderDecoding::damaged("header key " + quoted(key) + " is damaged (" +
+                                 std::to_string(value.size()) + " bytes)");
 }
 
 constexpr int k_min_order = 12;  // 4 KiB objects
@@ -193,7 +178,7 @@ class HeaderBuilder {
     if (starts_with(key, k_snap_children_prefix)) {
       const auto snap_id = hex_snap_id(key, std::strlen(k_snap_children_prefix));
       if (!snap_id) {
-        return damaged("header key " + quoted(key) + " names no snapshot id");
+        return HeaderDecoding::damaged("header key " + quoted(key) + " names no snapshot id");
       }
       return decode_value(key, value, [&](Decoder& in) {
         m_header.snap_children[*snap_id] = decode_child_specs(in);
@@ -205,19 +190,19 @@ class HeaderBuilder {
     if (key == "snap_seq" || starts_with(key, k_metadata_prefix)) {
       return std::nullopt;  // not in the inventory: the snapshot context, other metadata
     }
-    if (key == "rbd_group_ref") {  // RBD_GROUP_REF
-      return fall_back("group member");
+    if (key == k_group_key) {
+      return HeaderDecoding::fall_back("group member");
     }
     if (key == "migration") {
-      return fall_back("migration");
+      return HeaderDecoding::fall_back("migration");
     }
-    return fall_back("unknown header key " + quoted(key));
+    return HeaderDecoding::fall_back("unknown header key " + quoted(key));
   }
 
   /// The header, once every key was taken.
   HeaderDecoding finish() {
     if (!m_have_size || !m_have_order || !m_have_features || !m_have_prefix) {
-      return fall_back("header lacks size, order, features or object_prefix");
+      return HeaderDecoding::fall_back("header lacks size, order, features or object_prefix");
     }
     // layout_damage() checked the order, stripe unit and stripe count: 0 means unset.
     if (m_header.stripe_unit == 0 || m_header.stripe_count == 0) {
@@ -227,17 +212,15 @@ class HeaderBuilder {
     // Keys are unique and each snapshot key names its id, so ids are unique too.
     std::sort(m_header.snapshots.begin(), m_header.snapshots.end(),
               [](const auto& a, const auto& b) { return a.id < b.id; });
-    HeaderDecoding result;
-    result.header = std::move(m_header);
-    return result;
+    return HeaderDecoding::of(std::move(m_header));
   }
 
  private:
   std::optional<HeaderDecoding> take_number(const std::string& key, const std::string& value) {
     const auto number = u64(value);
     if (!number) {
-      return damaged("header key " + quoted(key) + " is damaged (" + std::to_string(value.size()) +
-                     " bytes, not 8)");
+      return HeaderDecoding::damaged("header key " + quoted(key) + " is damaged (" +
+                                     std::to_string(value.size()) + " bytes, not 8)");
     }
     if (key == "size") {
       m_header.size_bytes = *number;
@@ -270,8 +253,8 @@ class HeaderBuilder {
     // cls_rbd finds a snapshot by its key: a record under another id's key would be
     // listed twice, or under the wrong id.
     if (key != snapshot_key(snap.id)) {
-      return damaged("snapshot record " + quoted(key) + " holds snapshot id " +
-                     std::to_string(snap.id));
+      return HeaderDecoding::damaged("snapshot record " + quoted(key) + " holds snapshot id " +
+                                     std::to_string(snap.id));
     }
     m_header.snapshots.push_back(std::move(snap));
     return std::nullopt;
@@ -283,23 +266,6 @@ class HeaderBuilder {
   bool m_have_features = false;
   bool m_have_prefix = false;
 };
-
-std::string entity_type_name(std::uint8_t type) {
-  switch (type) {
-    case 0x01:
-      return "mon";
-    case 0x02:
-      return "mds";
-    case 0x04:
-      return "osd";
-    case 0x08:
-      return "client";
-    case 0x10:
-      return "mgr";
-    default:
-      return "unknown";
-  }
-}
 
 /// entity_addr_t as encoded with the MSG_ADDR2 feature, printed as librbd's
 /// list_lockers() prints it (entity_addr_t::get_legacy_str(): "ip:port/nonce").
@@ -332,7 +298,7 @@ std::optional<std::string> decode_address(Decoder& in) {
 
 HeaderDecoding decode_header(const std::map<std::string, std::string>& omap) {
   if (auto damage = layout_damage(omap)) {
-    return damaged(std::move(*damage));
+    return HeaderDecoding::damaged(*damage);
   }
   HeaderBuilder builder;
   for (const auto& [key, value] : omap) {
@@ -502,7 +468,7 @@ std::optional<LockInfo> decode_lock_info(const std::string& bytes) {
     const auto type = id.number<std::uint8_t>();
     const auto number = id.number<std::int64_t>();
     inventory::Locker locker;
-    locker.client = entity_type_name(type) + "." + std::to_string(number);
+    locker.client = inventory::entity_type_name(type) + "." + std::to_string(number);
     locker.cookie = id.text();
     Decoder details = in.envelope(1);
     details.number<std::uint64_t>();  // expiration

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "ceph/or_fallback.hpp"
 #include "inventory/inventory.hpp"
 
 namespace rbdsync::ceph {
@@ -80,12 +81,8 @@ struct DecodedHeader {
 };
 
 /// The header; or why it must be read through librbd instead; or why it cannot be read
-/// at all. Exactly one of the three is set.
-struct HeaderDecoding {
-  std::optional<DecodedHeader> header;
-  std::string fallback_reason;  ///< librbd can read it
-  std::string damage;           ///< damaged: librbd must not be given it
-};
+/// at all.
+using HeaderDecoding = OrFallback<DecodedHeader>;
 
 /// Decodes the omap of `rbd_header.<id>` (every key). Falls back for a group, a
 /// migration, an unknown key or encoding version, or a missing required key; damage

@@ -17,9 +17,11 @@
 
 #include "ceph/ceph_error.hpp"
 #include "ceph/header_decoder.hpp"
+#include "ceph/librbd_rules.hpp"
 #include "ceph/migration_spec.hpp"
 #include "ceph/not_permitted.hpp"
 #include "common/error.hpp"
+#include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {
 
@@ -40,17 +42,9 @@ struct ImageError {
   std::string what;
 };
 
-/// librbd was not permitted to open the image: it opens a clone's parent (and a migrating
-/// image's source) along with the image, and this client may not read that pool.
-struct OpenRefused {};
-
 constexpr std::uint64_t k_unlimited_snapshots = UINT64_MAX;
 // RBD_GROUP_INVALID_POOL lives in a header librbd does not install.
 constexpr std::int64_t k_no_group_pool = -1;
-// RBD_GROUP_REF: the header key that says which group the image belongs to.
-constexpr const char* k_group_key = "rbd_group_ref";
-constexpr std::uint64_t k_invalid_map_flags =
-    RBD_FLAG_OBJECT_MAP_INVALID | RBD_FLAG_FAST_DIFF_INVALID;
 
 std::optional<Timestamp> to_timestamp(const timespec& time) {
   // librbd leaves the timestamps of images made before Mimic at zero; `rbd info` hides them.
@@ -62,77 +56,6 @@ std::optional<Timestamp> to_timestamp(const timespec& time) {
 
 Timestamp to_timestamp(std::time_t seconds) {
   return static_cast<Timestamp>(seconds) * 1'000'000;
-}
-
-std::string trash_source_name(rbd_trash_image_source_t source) {
-  switch (source) {
-    case RBD_TRASH_IMAGE_SOURCE_USER:
-      return "user";
-    case RBD_TRASH_IMAGE_SOURCE_MIRRORING:
-      return "mirroring";
-    case RBD_TRASH_IMAGE_SOURCE_MIGRATION:
-      return "migration";
-    case RBD_TRASH_IMAGE_SOURCE_REMOVING:
-      return "removing";
-    case RBD_TRASH_IMAGE_SOURCE_USER_PARENT:
-      return "user_parent";
-  }
-  return "unknown-" + std::to_string(static_cast<int>(source));
-}
-
-std::string snap_namespace_name(rbd_snap_namespace_type_t type) {
-  switch (type) {
-    case RBD_SNAP_NAMESPACE_TYPE_USER:
-      return "user";
-    case RBD_SNAP_NAMESPACE_TYPE_GROUP:
-      return "group";
-    case RBD_SNAP_NAMESPACE_TYPE_TRASH:
-      return "trash";
-    case RBD_SNAP_NAMESPACE_TYPE_MIRROR:
-      return "mirror";
-  }
-  return "unknown-" + std::to_string(static_cast<int>(type));
-}
-
-std::string mirror_state_name(rbd_mirror_image_state_t state) {
-  switch (state) {
-    case RBD_MIRROR_IMAGE_DISABLING:
-      return "disabling";
-    case RBD_MIRROR_IMAGE_ENABLED:
-      return "enabled";
-    case RBD_MIRROR_IMAGE_DISABLED:
-      return "disabled";
-  }
-  return "unknown";
-}
-
-std::string mirror_mode_name(rbd_mirror_image_mode_t mode) {
-  switch (mode) {
-    case RBD_MIRROR_IMAGE_MODE_JOURNAL:
-      return "journal";
-    case RBD_MIRROR_IMAGE_MODE_SNAPSHOT:
-      return "snapshot";
-  }
-  return "unknown";
-}
-
-/// Why a fast-diff computation over snapshots with these flags would not be cheap, or ""
-/// when it would be.
-std::string unknown_usage_reason(bool fast_diff, std::uint64_t range_flags) {
-  if (!fast_diff) {
-    return "fast-diff disabled";
-  }
-  if ((range_flags & RBD_FLAG_OBJECT_MAP_INVALID) != 0) {
-    return "object map invalid";
-  }
-  if ((range_flags & RBD_FLAG_FAST_DIFF_INVALID) != 0) {
-    return "fast-diff invalid";
-  }
-  return {};
-}
-
-std::string image_path(const Pool& pool, const ImageRef& ref) {
-  return pool.name + "/" + (ref.pool_namespace.empty() ? "" : ref.pool_namespace + "/") + ref.name;
 }
 
 int add_existing(std::uint64_t /*offset*/, std::size_t length, int exists, void* used) {
@@ -154,11 +77,14 @@ class Reader {
         m_pool(pool),
         m_ref(ref),
         m_exact_usage(exact_usage),
-        m_path(image_path(pool, ref)),
+        m_path(inventory::image_path(pool, ref)),
         m_image(image),
         m_opened(opened) {}
 
-  Image read() {
+  /// The image; a fallback (k_librbd_not_permitted) when librbd was not permitted to open
+  /// it: it opens a clone's parent (and a migrating image's source) along with the image,
+  /// and this client may not read that pool.
+  OrFallback<Image> read() {
     // Read-only: takes no exclusive lock and registers no watch, so the sync never
     // disturbs a client that has the image mapped. Images of format 1 have no id.
     const int opened =
@@ -169,7 +95,7 @@ class Reader {
     // The image's own pool is readable (it was listed); the header is read directly
     // instead, and an EPERM there is the pool's.
     if (opened < 0 && is_permission_errno(-opened)) {
-      throw OpenRefused{};
+      return OrFallback<Image>::fall_back(k_librbd_not_permitted);
     }
     need(opened, "cannot open");
 
@@ -179,7 +105,7 @@ class Reader {
     read_links(out);
     read_clients(out);
     read_snapshots(out);
-    return out;
+    return OrFallback<Image>::of(std::move(out));
   }
 
  private:
@@ -299,7 +225,8 @@ class Reader {
       if (info.state != RBD_MIRROR_IMAGE_DISABLED) {
         rbd_mirror_image_mode_t mode = RBD_MIRROR_IMAGE_MODE_JOURNAL;
         need(m_image.mirror_image_get_mode(&mode), "cannot read the mirroring mode");
-        out.mirroring = inventory::Mirroring{mirror_mode_name(mode), mirror_state_name(info.state),
+        out.mirroring = inventory::Mirroring{inventory::image_mirror_mode_name(mode),
+                                             inventory::mirror_image_state_name(info.state),
                                              std::move(info.global_id), info.primary};
       }
     }
@@ -320,7 +247,7 @@ class Reader {
     if (!spec) {
       throw ImageError{-EBADMSG, "cannot decode the group reference"};
     }
-    return inventory::GroupMembership{spec->pool_id, {}, group_not_permitted()};
+    return inventory::GroupMembership{spec->pool_id, {}, not_permitted_reason(NotPermitted::group)};
   }
 
   void read_migration(Image& out) {
@@ -358,89 +285,102 @@ class Reader {
     }
   }
 
+  /// Where a walk through an image's snapshots, in id order, stands.
+  struct SnapshotWalk {
+    std::vector<librbd::snap_info_t> snaps;
+    bool fast_diff = false;
+    /// librbd's fast diff loads the object map of every snapshot from the "from" snapshot
+    /// (or the image's first snapshot) up to the end, and falls back to the slow way when
+    /// any of them is flagged invalid; so does the choice made here.
+    std::vector<std::uint64_t> flags;
+    std::optional<std::size_t> previous_user;
+    bool moved = false;  ///< a snapshot is set instead of the head
+
+    /// Where the next diff starts: the last user snapshot (its index and name), or nothing.
+    std::size_t first() const { return previous_user.value_or(0); }
+    const char* from() const {
+      return previous_user ? snaps[*previous_user].name.c_str() : nullptr;
+    }
+  };
+
   /// Snapshots in id order, with children and usage. Usage follows `rbd du`
   /// (tools/rbd/action/DiskUsage.cc): only user snapshots get a row; each is the
   /// whole-object diff from the previous user snapshot (or from nothing), without the
   /// parent; the head is the diff from the last user snapshot.
   void read_snapshots(Image& out) {
-    std::vector<librbd::snap_info_t> snaps;
-    need(m_image.snap_list(snaps), "cannot list the snapshots");
-    std::sort(snaps.begin(), snaps.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-
-    const bool fast_diff = (out.features & RBD_FEATURE_FAST_DIFF) != 0;
-    // A v2 clone needs no protected snapshot; librbd marks its parent image instead.
-    const bool has_v2_children = (out.op_features & RBD_OPERATION_FEATURE_CLONE_PARENT) != 0;
-
-    // librbd's fast diff loads the object map of every snapshot from the "from" snapshot
-    // (or the image's first snapshot) up to the end, and falls back to the slow way when
-    // any of them is flagged invalid; so does the choice made here.
-    std::vector<std::uint64_t> flags(snaps.size(), 0);
-    std::optional<std::size_t> previous_user;
-    bool moved = false;
-
-    for (std::size_t i = 0; i < snaps.size(); ++i) {
-      const librbd::snap_info_t& info = snaps[i];
-      const std::string what = " of snapshot '" + info.name + "'";
-      Snapshot snap;
-      snap.id = info.id;
-      snap.name = info.name;
-      snap.size_bytes = info.size;
-
-      rbd_snap_namespace_type_t type = RBD_SNAP_NAMESPACE_TYPE_USER;
-      need(m_image.snap_get_namespace_type(info.id, &type), "cannot read the namespace" + what);
-      snap.namespace_type = snap_namespace_name(type);
-      const bool user = type == RBD_SNAP_NAMESPACE_TYPE_USER;
-
-      timespec time{};
-      need(m_image.snap_get_timestamp(info.id, &time), "cannot read the timestamp" + what);
-      snap.timestamp = to_timestamp(time);
-      if (user) {
-        need(m_image.snap_is_protected(info.name.c_str(), &snap.is_protected),
-             "cannot read the protection" + what);
-      }
-
-      // v1 clones need a protected snapshot, v2 clones set clone-parent: other snapshots
-      // cannot have children, and listing them costs a lookup in every pool.
-      const bool may_have_children = snap.is_protected || has_v2_children;
-      const bool wants_usage = user && (fast_diff || m_exact_usage);
-      if (fast_diff || may_have_children || wants_usage) {
-        need(m_image.snap_set_by_id(info.id), "cannot open" + what);
-        moved = true;
-      }
-      if (fast_diff) {
-        need(m_image.get_flags(&flags[i]), "cannot read the flags" + what);
-      }
-      if (may_have_children) {
-        std::vector<librbd::linked_image_spec_t> children;
-        const int listed = m_image.list_children3(&children);
-        if (listed < 0 && is_permission_errno(-listed)) {
-          // Clones may be in any pool; this client may not look in all of them.
-          snap.children.reset();
-          snap.children_unknown_reason = children_not_permitted();
-        } else {
-          need(listed, "cannot list the children" + what);
-          snap.children = children.size();
-        }
-      }
-
-      if (user) {
-        const std::size_t first = previous_user.value_or(0);
-        const char* from = previous_user ? snaps[*previous_user].name.c_str() : nullptr;
-        snap.usage = usage(fast_diff, flags, first, i + 1, 0, from, info.size, what);
-        previous_user = i;
-      } else {
-        snap.usage.unknown_reason = "not a user snapshot";  // `rbd du` shows none either
-      }
-      out.snapshots.push_back(std::move(snap));
+    SnapshotWalk walk;
+    need(m_image.snap_list(walk.snaps), "cannot list the snapshots");
+    std::sort(walk.snaps.begin(), walk.snaps.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    walk.fast_diff = (out.features & RBD_FEATURE_FAST_DIFF) != 0;
+    walk.flags.assign(walk.snaps.size(), 0);
+    for (std::size_t i = 0; i < walk.snaps.size(); ++i) {
+      out.snapshots.push_back(read_snapshot(walk, i, out.op_features));
     }
-
-    if (moved) {
+    if (walk.moved) {
       need(m_image.snap_set(nullptr), "cannot return to the image head");
     }
-    const std::size_t first = previous_user.value_or(0);
-    const char* from = previous_user ? snaps[*previous_user].name.c_str() : nullptr;
-    out.usage = usage(fast_diff, flags, first, snaps.size(), m_head_flags, from, out.size_bytes,
-                      std::string());
+    out.usage = usage(walk.fast_diff, walk.flags, walk.first(), walk.snaps.size(), m_head_flags,
+                      walk.from(), out.size_bytes, std::string());
+  }
+
+  /// Snapshot `i` of `walk`, with its children and usage; `walk` moves past it.
+  Snapshot read_snapshot(SnapshotWalk& walk, std::size_t i, std::uint64_t op_features) {
+    const librbd::snap_info_t& info = walk.snaps[i];
+    const std::string what = " of snapshot '" + info.name + "'";
+    Snapshot snap;
+    snap.id = info.id;
+    snap.name = info.name;
+    snap.size_bytes = info.size;
+
+    rbd_snap_namespace_type_t type = RBD_SNAP_NAMESPACE_TYPE_USER;
+    need(m_image.snap_get_namespace_type(info.id, &type), "cannot read the namespace" + what);
+    snap.namespace_type = inventory::snap_namespace_name(type);
+    const bool user = type == RBD_SNAP_NAMESPACE_TYPE_USER;
+
+    timespec time{};
+    need(m_image.snap_get_timestamp(info.id, &time), "cannot read the timestamp" + what);
+    snap.timestamp = to_timestamp(time);
+    if (user) {
+      need(m_image.snap_is_protected(info.name.c_str(), &snap.is_protected),
+           "cannot read the protection" + what);
+    }
+
+    const bool children = may_have_children(snap.is_protected, op_features);
+    const bool wants_usage = user && (walk.fast_diff || m_exact_usage);
+    if (walk.fast_diff || children || wants_usage) {
+      need(m_image.snap_set_by_id(info.id), "cannot open" + what);
+      walk.moved = true;
+    }
+    if (walk.fast_diff) {
+      need(m_image.get_flags(&walk.flags[i]), "cannot read the flags" + what);
+    }
+    if (children) {
+      list_children(snap, what);
+    }
+
+    if (user) {
+      snap.usage =
+          usage(walk.fast_diff, walk.flags, walk.first(), i + 1, 0, walk.from(), info.size, what);
+      walk.previous_user = i;
+    } else {
+      snap.usage.unknown_reason = "not a user snapshot";  // `rbd du` shows none either
+    }
+    return snap;
+  }
+
+  /// The children of the snapshot currently set, into `snap`.
+  void list_children(Snapshot& snap, const std::string& what) {
+    std::vector<librbd::linked_image_spec_t> listed_children;
+    const int listed = m_image.list_children3(&listed_children);
+    if (listed < 0 && is_permission_errno(-listed)) {
+      // Clones may be in any pool; this client may not look in all of them.
+      snap.children.reset();
+      snap.children_unknown_reason = not_permitted_reason(NotPermitted::children);
+    } else {
+      need(listed, "cannot list the children" + what);
+      snap.children = listed_children.size();
+    }
   }
 
   /// The `rbd du` used size of the snapshot or head currently set, diffed from `from`;
@@ -463,7 +403,7 @@ class Reader {
     // Only the slow diff reads data objects, and they may live in a data pool this
     // client cannot read; the fast diff reads object maps, in the image's own pool.
     if (diffed < 0 && is_permission_errno(-diffed)) {
-      return Usage{std::nullopt, data_pool_not_permitted()};
+      return Usage{std::nullopt, not_permitted_reason(NotPermitted::data_pool)};
     }
     need(diffed, "cannot compute the usage" + what);
     return Usage{used, {}};
@@ -484,7 +424,7 @@ class Reader {
 class Classifier {
  public:
   Classifier(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref)
-      : m_rbd(rbd), m_io(io), m_pool(pool), m_ref(ref), m_path(image_path(pool, ref)) {}
+      : m_rbd(rbd), m_io(io), m_pool(pool), m_ref(ref), m_path(inventory::image_path(pool, ref)) {}
 
   /// What an ENOENT from `what` means: the image went to the trash or away (gone), its
   /// header is missing while the directory still lists it (failed), or it is still there
@@ -570,7 +510,7 @@ TrashEntry trash_entry(const Pool& pool, const std::string& pool_namespace,
                     pool_namespace,
                     info.id,
                     info.name,
-                    trash_source_name(info.source),
+                    inventory::trash_source_name(info.source),
                     to_timestamp(info.deletion_time),
                     to_timestamp(info.deferment_end_time)};
 }
@@ -595,18 +535,18 @@ std::optional<ImageRead> refuse_damaged_layout(librados::IoCtx& io, const ImageR
   return Classifier::failed("damaged header: " + *damage);
 }
 
-std::optional<ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
-                                    const ImageRef& ref, bool exact_usage) {
+OrFallback<ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
+                                 const ImageRef& ref, bool exact_usage) {
   if (auto refused = refuse_damaged_layout(io, ref)) {
-    return std::move(*refused);
+    return OrFallback<ImageRead>::of(std::move(*refused));
   }
   librbd::Image image;
   return read_open_image(rbd, io, pool, ref, exact_usage, image, std::nullopt);
 }
 
-std::optional<ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
-                                         const ImageRef& ref, bool exact_usage,
-                                         librbd::Image& image, std::optional<int> opened) {
+OrFallback<ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
+                                      const ImageRef& ref, bool exact_usage, librbd::Image& image,
+                                      std::optional<int> opened) {
   // One retry: an ENOENT from an image that is still listed and still has its header
   // means something inside it (a snapshot) went away while it was being read.
   for (int attempt = 0;; ++attempt) {
@@ -614,22 +554,24 @@ std::optional<ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io, 
       librbd::Image fresh;
       Reader reader(rbd, io, pool, ref, exact_usage, attempt == 0 ? image : fresh,
                     attempt == 0 ? opened : std::nullopt);
+      OrFallback<Image> read = reader.read();
+      if (!read.ok()) {
+        return read.carry<ImageRead>();
+      }
       ImageRead result;
-      result.image = reader.read();
-      return result;
-    } catch (const OpenRefused&) {
-      return std::nullopt;
+      result.image = std::move(*read.value);
+      return OrFallback<ImageRead>::of(std::move(result));
     } catch (const ImageError& error) {
       const std::string message = error.what + ": " + errno_text(-error.r);
       if (error.r != -ENOENT) {
-        return Classifier::failed(message);
+        return OrFallback<ImageRead>::of(Classifier::failed(message));
       }
       Classifier classifier(rbd, io, pool, ref);
       if (auto classified = classifier.missing(error.what)) {
-        return std::move(*classified);
+        return OrFallback<ImageRead>::of(std::move(*classified));
       }
       if (attempt > 0) {
-        return Classifier::failed(message);
+        return OrFallback<ImageRead>::of(Classifier::failed(message));
       }
     }
   }

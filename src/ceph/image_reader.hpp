@@ -6,6 +6,7 @@
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
+#include "ceph/or_fallback.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
 
@@ -26,23 +27,26 @@ inventory::TrashEntry trash_entry(const inventory::Pool& pool, const std::string
 std::optional<sync::ImageRead> refuse_damaged_layout(librados::IoCtx& io,
                                                      const inventory::ImageRef& ref);
 
+/// The fallback reason of an image librbd was not permitted to open.
+inline constexpr const char* k_librbd_not_permitted = "librbd not permitted to open it";
+
 /// Reads one listed image through librbd (after refuse_damaged_layout()). What this client may
 /// not read (ceph/not_permitted.hpp: the clones of a snapshot, the name of a group, usage
-/// in a data pool) is stored as unknown with its reason. nullopt when librbd was not
-/// permitted to open the image at all (EPERM/EACCES): librbd opens a clone's parent with
-/// it, and this client may not read the parent's pool; the caller decodes its header
-/// instead (read_images_direct()).
-std::optional<sync::ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io,
-                                          const inventory::Pool& pool,
-                                          const inventory::ImageRef& ref, bool exact_usage);
+/// in a data pool) is stored as unknown with its reason. A fallback (k_librbd_not_permitted)
+/// when librbd was not permitted to open the image at all (EPERM/EACCES): librbd opens a
+/// clone's parent with it, and this client may not read the parent's pool; the caller
+/// decodes its header instead (read_images_direct()).
+OrFallback<sync::ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io,
+                                       const inventory::Pool& pool, const inventory::ImageRef& ref,
+                                       bool exact_usage);
 
 /// read_image() of an image already being opened (the caller asked refuse_damaged_layout()) into
 /// `image`: `opened` is what opening it returned (0 or a negative errno), or nullopt to open it
 /// here. The caller closes `image`; a retry after a vanished snapshot opens the image again on its
 /// own.
-std::optional<sync::ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io,
-                                               const inventory::Pool& pool,
-                                               const inventory::ImageRef& ref, bool exact_usage,
-                                               librbd::Image& image, std::optional<int> opened);
+OrFallback<sync::ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io,
+                                            const inventory::Pool& pool,
+                                            const inventory::ImageRef& ref, bool exact_usage,
+                                            librbd::Image& image, std::optional<int> opened);
 
 }  // namespace rbdsync::ceph

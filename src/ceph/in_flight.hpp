@@ -5,7 +5,8 @@
 /// A fixed set of slots, each free, in flight or ready; completion callbacks, which run
 /// on librados/librbd threads and must never block there (ceph-notes.md, aio pitfalls),
 /// only change their slot under the lock and wake the calling thread, which does the
-/// real work.
+/// real work. run_all() is the loop both use: start jobs while a slot is free, handle
+/// each as it comes ready.
 
 #include <condition_variable>
 #include <cstddef>
@@ -16,6 +17,15 @@
 #include <vector>
 
 namespace rbdsync::ceph {
+
+/// Owns an aio completion: librados' and librbd's are reference-counted and released,
+/// never deleted.
+template <typename Completion>
+struct CompletionRelease {
+  void operator()(Completion* completion) const { completion->release(); }
+};
+template <typename Completion>
+using CompletionPtr = std::unique_ptr<Completion, CompletionRelease<Completion>>;
 
 template <typename Slot>
 class InFlight {
@@ -114,6 +124,38 @@ class InFlight {
   void wait_until(Done done) {
     std::unique_lock lock(m_mutex);
     m_changed.wait(lock, [&] { return done(m_free.size()); });
+  }
+
+  /// Runs jobs 0 .. count-1 with as many in flight as there are slots: `start(job)` says
+  /// whether it took a slot (one that will come ready), `ready(at)` handles a ready slot
+  /// and gives it back. When all slots are busy it waits for a free one. When `start` or
+  /// `ready` throws, every job in flight is waited for before the exception leaves; the
+  /// slot's owner still cleans up what those jobs left (their destructor).
+  template <typename Start, typename Ready>
+  void run_all(std::size_t count, Start start, Ready ready) {
+    std::size_t next = 0;
+    std::size_t in_flight = 0;
+    try {
+      while (next < count || in_flight > 0) {
+        while (next < count && has_free()) {
+          if (start(next++)) {
+            ++in_flight;
+          }
+        }
+        if (in_flight == 0) {
+          wait_free();  // every slot is busy without a job of ours: one is finishing
+          continue;
+        }
+        const std::size_t at = wait_ready();
+        --in_flight;
+        ready(at);
+      }
+    } catch (...) {
+      for (; in_flight > 0; --in_flight) {
+        wait_ready();
+      }
+      throw;
+    }
   }
 
  private:

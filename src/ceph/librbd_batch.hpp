@@ -21,7 +21,7 @@ inline constexpr std::size_t k_librbd_opens_in_flight = 32;
 /// thread, which also calls `on_read`. `io` is the pool's context; the batch sets its
 /// namespace as it goes. When `on_read` or a read throws, every open still in flight is
 /// waited for and every image closed before the exception leaves. Returns the indices of
-/// the images librbd was not permitted to open (read_image() returned nullopt), which
+/// the images librbd was not permitted to open (read_image() fell back), which
 /// `on_read` has not heard of: the caller reads them another way.
 std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io,
                                             const inventory::Pool& pool,

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ceph/encoding.hpp"
+#include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {
 
@@ -12,26 +13,6 @@ namespace {
 // cls::rbd::MigrationHeaderType (cls/rbd/cls_rbd_types.h).
 constexpr std::uint8_t k_header_source = 1;
 constexpr std::uint8_t k_header_destination = 2;
-
-// The words `rbd status` prints for cls::rbd::MigrationState.
-std::string state_name(std::uint8_t state) {
-  switch (state) {
-    case 0:
-      return "error";
-    case 1:
-      return "preparing";
-    case 2:
-      return "prepared";
-    case 3:
-      return "executing";
-    case 4:
-      return "executed";
-    case 5:
-      return "aborting";
-    default:
-      return "unknown";
-  }
-}
 
 }  // namespace
 
@@ -58,7 +39,7 @@ std::optional<inventory::Migration> decode_migration_spec(const std::string& byt
   if (!outer.at_end()) {
     return std::nullopt;
   }
-  migration.state = state_name(state);
+  migration.state = inventory::migration_state_name(state);
 
   const MigrationSelf* source = nullptr;
   const MigrationSelf* destination = nullptr;

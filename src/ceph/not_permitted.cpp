@@ -1,7 +1,9 @@
 #include "ceph/not_permitted.hpp"
 
-#include <cerrno>
+#include <array>
+#include <cstddef>
 
+#include "ceph/ceph_error.hpp"
 #include "inventory/inventory.hpp"
 
 namespace rbdsync::ceph {
@@ -15,27 +17,18 @@ std::string reason(const char* what) {
 }  // namespace
 
 bool is_permission_errno(int error_number) {
-  return error_number == EPERM || error_number == EACCES;
+  return errno_class(error_number) == ErrnoClass::permission;
 }
 
-const std::string& parent_not_permitted() {
-  static const std::string text = reason("this client cannot read the parent's pool");
-  return text;
-}
-
-const std::string& children_not_permitted() {
-  static const std::string text = reason("this client cannot read every pool its clones may be in");
-  return text;
-}
-
-const std::string& group_not_permitted() {
-  static const std::string text = reason("this client cannot read the group's pool");
-  return text;
-}
-
-const std::string& data_pool_not_permitted() {
-  static const std::string text = reason("this client cannot read the image's data pool");
-  return text;
+const std::string& not_permitted_reason(NotPermitted what) {
+  // In NotPermitted's order.
+  static const std::array<std::string, 4> k_reasons = {
+      reason("this client cannot read the parent's pool"),
+      reason("this client cannot read every pool its clones may be in"),
+      reason("this client cannot read the group's pool"),
+      reason("this client cannot read the image's data pool"),
+  };
+  return k_reasons.at(static_cast<std::size_t>(what));
 }
 
 }  // namespace rbdsync::ceph

@@ -18,19 +18,22 @@ namespace rbdsync::ceph {
 /// answers to a command they do not allow); positive errno values.
 bool is_permission_errno(int error_number);
 
-/// Parent::unknown_reason: the clone's parent lives in a pool this client cannot read.
-const std::string& parent_not_permitted();
+/// The facts that live in a pool this client may not read.
+enum class NotPermitted {
+  /// Parent::unknown_reason: the clone's parent lives in a pool this client cannot read.
+  parent,
+  /// Snapshot::children_unknown_reason: list_children3() looks for clones in every pool
+  /// (clone v1: each pool's `rbd_children`; both: the directory of each child's pool),
+  /// and this client cannot read one of them.
+  children,
+  /// GroupMembership::unknown_reason: the group lives in a pool this client cannot read.
+  group,
+  /// Usage::unknown_reason: computing usage object by object (--exact-usage) reads the
+  /// image's data pool, which this client cannot read.
+  data_pool,
+};
 
-/// Snapshot::children_unknown_reason: list_children3() looks for clones in every pool
-/// (clone v1: each pool's `rbd_children`; both: the directory of each child's pool), and
-/// this client cannot read one of them.
-const std::string& children_not_permitted();
-
-/// GroupMembership::unknown_reason: the group lives in a pool this client cannot read.
-const std::string& group_not_permitted();
-
-/// Usage::unknown_reason: computing usage object by object (--exact-usage) reads the
-/// image's data pool, which this client cannot read.
-const std::string& data_pool_not_permitted();
+/// The unknown reason stored for `what`.
+const std::string& not_permitted_reason(NotPermitted what);
 
 }  // namespace rbdsync::ceph

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,14 +27,6 @@ nlohmann::json parse(const std::string& json, const char* command) {
   return parsed;
 }
 
-std::map<std::int64_t, Pool*> by_id(std::vector<Pool>& pools) {
-  std::map<std::int64_t, Pool*> index;
-  for (Pool& pool : pools) {
-    index[pool.id] = &pool;
-  }
-  return index;
-}
-
 template <typename T>
 T number(const nlohmann::json& object, const char* key, const char* command) {
   const auto found = object.find(key);
@@ -45,23 +38,36 @@ T number(const nlohmann::json& object, const char* key, const char* command) {
   return found->get<T>();
 }
 
+/// Calls `apply(pool, entry)` for each entry of the "pools" list in the answer `json` to
+/// `command` that names one of `pools` by `id_key`, in the answer's order; entries of
+/// other pools are skipped.
+template <typename Apply>
+void for_each_pool_entry(const std::string& json, const char* command, const char* id_key,
+                         std::vector<Pool>& pools, Apply apply) {
+  const nlohmann::json answer = parse(json, command);
+  const auto listed = answer.find("pools");
+  if (listed == answer.end() || !listed->is_array()) {
+    throw Error(ExitCode::data,
+                std::string("the mon's answer to '") + command + "' has no pool list",
+                "check that the mons run Ceph Pacific or later");
+  }
+  std::map<std::int64_t, Pool*> by_id;
+  for (Pool& pool : pools) {
+    by_id[pool.id] = &pool;
+  }
+  for (const nlohmann::json& entry : *listed) {
+    const auto found = by_id.find(number<std::int64_t>(entry, id_key, command));
+    if (found != by_id.end()) {
+      apply(*found->second, entry);
+    }
+  }
+}
+
 }  // namespace
 
 void apply_osd_dump(const std::string& json, std::vector<Pool>& pools) {
   constexpr const char* command = "osd dump";
-  const nlohmann::json dump = parse(json, command);
-  const auto index = by_id(pools);
-  const auto listed = dump.find("pools");
-  if (listed == dump.end() || !listed->is_array()) {
-    throw Error(ExitCode::data, "the mon's answer to 'osd dump' has no pool list",
-                "check that the mons run Ceph Pacific or later");
-  }
-  for (const nlohmann::json& entry : *listed) {
-    const auto found = index.find(number<std::int64_t>(entry, "pool", command));
-    if (found == index.end()) {
-      continue;
-    }
-    Pool& pool = *found->second;
+  for_each_pool_entry(json, command, "pool", pools, [&](Pool& pool, const nlohmann::json& entry) {
     const int type = number<int>(entry, "type", command);
     if (type == k_type_replicated) {
       pool.type = "replicated";
@@ -73,34 +79,22 @@ void apply_osd_dump(const std::string& json, std::vector<Pool>& pools) {
     pool.replica_size = number<std::int64_t>(entry, "size", command);
     pool.min_size = number<std::int64_t>(entry, "min_size", command);
     pool.pg_num = number<std::int64_t>(entry, "pg_num", command);
-  }
+  });
 }
 
 void apply_df(const std::string& json, std::vector<Pool>& pools) {
   constexpr const char* command = "df detail";
-  const nlohmann::json df = parse(json, command);
-  const auto index = by_id(pools);
-  const auto listed = df.find("pools");
-  if (listed == df.end() || !listed->is_array()) {
-    throw Error(ExitCode::data, "the mon's answer to 'df detail' has no pool list",
-                "check that the mons run Ceph Pacific or later");
-  }
-  for (const nlohmann::json& entry : *listed) {
-    const auto found = index.find(number<std::int64_t>(entry, "id", command));
-    if (found == index.end()) {
-      continue;
-    }
+  for_each_pool_entry(json, command, "id", pools, [&](Pool& pool, const nlohmann::json& entry) {
     const auto stats = entry.find("stats");
     if (stats == entry.end() || !stats->is_object()) {
       throw Error(ExitCode::data, "the mon's answer to 'df detail' has a pool without stats",
                   "check that the mons run Ceph Pacific or later");
     }
-    Pool& pool = *found->second;
     pool.stored_bytes = number<std::uint64_t>(*stats, "stored", command);
     pool.objects = number<std::uint64_t>(*stats, "objects", command);
     pool.used_bytes = number<std::uint64_t>(*stats, "bytes_used", command);
     pool.max_avail_bytes = number<std::uint64_t>(*stats, "max_avail", command);
-  }
+  });
 }
 
 }  // namespace rbdsync::ceph

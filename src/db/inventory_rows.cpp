@@ -8,7 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
-#include "inventory/features.hpp"
+#include "inventory/librbd_names.hpp"
 
 namespace rbdsync::db {
 

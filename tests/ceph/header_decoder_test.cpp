@@ -43,8 +43,8 @@ constexpr std::uint64_t k_mib = 1ULL << 20;
 
 TEST(HeaderDecoder, CapturedHeaderDecodesToWhatRbdInfoShows) {
   const HeaderDecoding decoded = decode_header(captured_header());
-  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
-  const DecodedHeader& header = *decoded.header;
+  ASSERT_TRUE(decoded.value) << decoded.fallback_reason;
+  const DecodedHeader& header = *decoded.value;
   EXPECT_EQ(header.size_bytes, 12 * k_mib);
   EXPECT_EQ(header.order, 22);
   EXPECT_EQ(header.features, 0x3dU);
@@ -70,8 +70,8 @@ TEST(HeaderDecoder, ConfigOverridesComeFromConfMetadata) {
   omap["metadata_conf_rbd_qos_iops_limit"] = "100";
   omap["metadata_owner"] = "someone";
   const HeaderDecoding decoded = decode_header(omap);
-  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
-  EXPECT_EQ(decoded.header->config,
+  ASSERT_TRUE(decoded.value) << decoded.fallback_reason;
+  EXPECT_EQ(decoded.value->config,
             (std::map<std::string, std::string>{{"rbd_qos_iops_limit", "100"}}));
 }
 
@@ -83,7 +83,7 @@ TEST(HeaderDecoder, GroupsMigrationsAndUnknownKeysFallBack) {
     auto omap = captured_header();
     omap[key] = "x";
     const HeaderDecoding decoded = decode_header(omap);
-    EXPECT_FALSE(decoded.header) << key;
+    EXPECT_FALSE(decoded.value) << key;
     EXPECT_EQ(decoded.fallback_reason, reason);
     EXPECT_EQ(decoded.damage, "");
   }
@@ -93,7 +93,7 @@ TEST(HeaderDecoder, UndecodableParentIsDamageNotAFallback) {
   auto omap = captured_header();
   omap["parent"] = "x";
   const HeaderDecoding decoded = decode_header(omap);
-  EXPECT_FALSE(decoded.header);
+  EXPECT_FALSE(decoded.value);
   EXPECT_EQ(decoded.fallback_reason, "");
   EXPECT_EQ(decoded.damage, "header key 'parent' is damaged (1 bytes)");
 }
@@ -109,9 +109,9 @@ TEST(HeaderDecoder, CapturedParentKeyDecodesToTheParentSpecAndHeadOverlap) {
   auto omap = captured_header();
   omap["parent"] = k_captured_parent;
   const HeaderDecoding decoded = decode_header(omap);
-  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
-  ASSERT_TRUE(decoded.header->parent);
-  const HeaderParent& parent = *decoded.header->parent;
+  ASSERT_TRUE(decoded.value) << decoded.fallback_reason;
+  ASSERT_TRUE(decoded.value->parent);
+  const HeaderParent& parent = *decoded.value->parent;
   EXPECT_EQ(parent.pool_id, 3);
   EXPECT_EQ(parent.pool_namespace, "");
   EXPECT_EQ(parent.image_id, "102d79f498b3");
@@ -131,11 +131,11 @@ TEST(HeaderDecoder, ParentOfAFlattenedHeadWithSnapshotsHasNoHeadOverlap) {
       "0400000000000000"
       "00");
   const HeaderDecoding decoded = decode_header(omap);
-  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
-  ASSERT_TRUE(decoded.header->parent);
-  EXPECT_EQ(decoded.header->parent->pool_namespace, "ns");
-  EXPECT_EQ(decoded.header->parent->snap_id, 4U);
-  EXPECT_FALSE(decoded.header->parent->head_overlap);
+  ASSERT_TRUE(decoded.value) << decoded.fallback_reason;
+  ASSERT_TRUE(decoded.value->parent);
+  EXPECT_EQ(decoded.value->parent->pool_namespace, "ns");
+  EXPECT_EQ(decoded.value->parent->snap_id, 4U);
+  EXPECT_FALSE(decoded.value->parent->head_overlap);
 }
 
 TEST(HeaderDecoder, PreNautilusParentEncodingHasAPlainOverlap) {
@@ -147,10 +147,10 @@ TEST(HeaderDecoder, PreNautilusParentEncodingHasAPlainOverlap) {
       "0400000000000000"
       "0000c00000000000");
   const HeaderDecoding decoded = decode_header(omap);
-  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
-  ASSERT_TRUE(decoded.header->parent);
-  EXPECT_EQ(decoded.header->parent->pool_namespace, "");
-  EXPECT_EQ(decoded.header->parent->head_overlap, 12 * k_mib);
+  ASSERT_TRUE(decoded.value) << decoded.fallback_reason;
+  ASSERT_TRUE(decoded.value->parent);
+  EXPECT_EQ(decoded.value->parent->pool_namespace, "");
+  EXPECT_EQ(decoded.value->parent->head_overlap, 12 * k_mib);
 }
 
 TEST(HeaderDecoder, ParentKeyOfANewerEncodingFallsBackButATruncatedOneIsDamage) {
@@ -173,15 +173,15 @@ TEST(HeaderDecoder, CapturedSnapChildrenCountTheCloneV2ChildrenOfEachSnapshot) {
       "0c000000313033353734633735653362"
       "030000006e7331");
   const HeaderDecoding decoded = decode_header(omap);
-  ASSERT_TRUE(decoded.header) << decoded.fallback_reason;
-  ASSERT_EQ(decoded.header->snap_children.size(), 1U);
-  const auto& children = decoded.header->snap_children.at(4);
+  ASSERT_TRUE(decoded.value) << decoded.fallback_reason;
+  ASSERT_EQ(decoded.value->snap_children.size(), 1U);
+  const auto& children = decoded.value->snap_children.at(4);
   ASSERT_EQ(children.size(), 1U);
   EXPECT_EQ(children[0].pool_id, 3);
   EXPECT_EQ(children[0].image_id, "103574c75e3b");
   EXPECT_EQ(children[0].pool_namespace, "ns1");
   omap["snap_children_0000000000000004"].pop_back();
-  EXPECT_FALSE(decode_header(omap).header);
+  EXPECT_FALSE(decode_header(omap).value);
 }
 
 TEST(HeaderDecoder, SnapshotKeyIsSixteenHexDigits) {
@@ -233,17 +233,17 @@ TEST(HeaderDecoder, SnapshotRecordOfAnOlderEncodingFallsBack) {
   auto omap = captured_header();
   omap["snapshot_0000000000000004"][0] = 7;  // version 7: pre-Nautilus layout
   const HeaderDecoding decoded = decode_header(omap);
-  EXPECT_FALSE(decoded.header);
+  EXPECT_FALSE(decoded.value);
   EXPECT_EQ(decoded.fallback_reason, "unknown encoding of header key 'snapshot_0000000000000004'");
 }
 
 TEST(HeaderDecoder, TruncatedValueFallsBack) {
   auto omap = captured_header();
   omap["size"].pop_back();
-  EXPECT_FALSE(decode_header(omap).header);
+  EXPECT_FALSE(decode_header(omap).value);
   omap = captured_header();
   omap.erase("object_prefix");
-  EXPECT_FALSE(decode_header(omap).header);
+  EXPECT_FALSE(decode_header(omap).value);
 }
 
 // Hostile bytes (issue #19): anyone with write access to a pool can set any omap value.
@@ -305,9 +305,9 @@ TEST(HeaderDecoder, LayoutsLibrbdCannotDivideByAreDamage) {
   omap["stripe_unit"] = bytes("0000000000000000");
   omap["stripe_count"] = bytes("0000000000000000");
   const HeaderDecoding decoded = decode_header(omap);
-  ASSERT_TRUE(decoded.header) << decoded.damage;
-  EXPECT_EQ(decoded.header->stripe_unit, 4 * k_mib);
-  EXPECT_EQ(decoded.header->stripe_count, 1U);
+  ASSERT_TRUE(decoded.value) << decoded.damage;
+  EXPECT_EQ(decoded.value->stripe_unit, 4 * k_mib);
+  EXPECT_EQ(decoded.value->stripe_count, 1U);
 }
 
 TEST(HeaderDecoder, CountsBeyondTheRemainingBytesFailWithoutAllocating) {

@@ -61,10 +61,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   keep(decoded.fallback_reason.size() + decoded.damage.size());
   const auto layout_damage = rbdsync::ceph::layout_damage(omap);
   keep(layout_damage ? layout_damage->size() : 0);
-  if (!decoded.header) {
+  if (!decoded.value) {
     return 0;
   }
-  const rbdsync::ceph::DecodedHeader& header = *decoded.header;
+  const rbdsync::ceph::DecodedHeader& header = *decoded.value;
   keep(header.object_prefix.size() + header.config.size() + header.snapshots.size());
   for (const auto& snap : header.snapshots) {
     keep(snap.name.size() + snap.child_count);

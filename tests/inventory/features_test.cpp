@@ -1,4 +1,4 @@
-#include "inventory/features.hpp"
+#include "inventory/librbd_names.hpp"
 
 #include <gtest/gtest.h>
 

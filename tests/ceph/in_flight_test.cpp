@@ -1,0 +1,100 @@
+// InFlight::run_all() with threads standing in for librados/librbd completions: each job
+// completes on its own thread after a delay that scrambles the order.
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ceph/in_flight.hpp"
+
+namespace rbdsync::ceph {
+namespace {
+
+struct Job {
+  std::size_t number = 0;
+};
+using Jobs = InFlight<Job>;
+
+/// Completes the job in slot `at` on a thread of its own after `delay`, as a callback would.
+class Completions {
+ public:
+  explicit Completions(Jobs& jobs) : m_jobs(jobs) {}
+  Completions(const Completions&) = delete;
+  Completions& operator=(const Completions&) = delete;
+  ~Completions() {
+    for (std::thread& thread : m_threads) {
+      thread.join();
+    }
+  }
+
+  void complete_later(std::size_t at, std::chrono::milliseconds delay) {
+    m_threads.emplace_back([this, at, delay] {
+      std::this_thread::sleep_for(delay);
+      ++m_completed;
+      m_jobs.update(at, [](Job&) { return Jobs::Then::ready; });
+    });
+  }
+
+  int completed() const { return m_completed; }
+
+ private:
+  Jobs& m_jobs;
+  std::atomic<int> m_completed{0};
+  std::vector<std::thread> m_threads;
+};
+
+std::chrono::milliseconds scrambled_delay(std::size_t job) {
+  return std::chrono::milliseconds((job * 7) % 5);
+}
+
+TEST(InFlight, EveryJobIsReadyOnceWhateverOrderTheyComplete) {
+  constexpr std::size_t k_jobs = 40;
+  Jobs jobs(4);
+  std::vector<int> times_ready(k_jobs, 0);
+  {
+    Completions completions(jobs);
+    jobs.run_all(
+        k_jobs,
+        [&](std::size_t job) {
+          if (job % 9 == 0) {
+            ++times_ready[job];  // handled at once, as a format 1 image is
+            return false;
+          }
+          const std::size_t at = jobs.take_free(/*renew=*/true);
+          jobs.slot(at).number = job;
+          completions.complete_later(at, scrambled_delay(job));
+          return true;
+        },
+        [&](std::size_t at) {
+          ++times_ready[jobs.slot(at).number];
+          jobs.release(at);
+        });
+  }
+  EXPECT_EQ(times_ready, std::vector<int>(k_jobs, 1));
+}
+
+TEST(InFlight, AThrowingReadyWaitsForEveryJobInFlight) {
+  Jobs jobs(4);
+  Completions completions(jobs);
+  int started = 0;
+  EXPECT_THROW(jobs.run_all(
+                   10,
+                   [&](std::size_t job) {
+                     const std::size_t at = jobs.take_free(/*renew=*/true);
+                     // The first completes at once, the others while its ready() throws.
+                     completions.complete_later(at, std::chrono::milliseconds(job == 0 ? 0 : 30));
+                     ++started;
+                     return true;
+                   },
+                   [&](std::size_t /*at*/) -> void { throw std::runtime_error("ready failed"); }),
+               std::runtime_error);
+  EXPECT_EQ(started, 4);
+  EXPECT_EQ(completions.completed(), started);
+}
+
+}  // namespace
+}  // namespace rbdsync::ceph

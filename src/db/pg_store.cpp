@@ -122,7 +122,7 @@ class PgTransaction : public sync::SinkTransaction {
       for (const sync::StaleImage& image : stale) {
         stale_images.add(stale_row(image));
       }
-      stage_stale_images(work, stale_images);
+      stage_stale_images(work, stale_image_types(), stale_images);
 
       // Parents first for the foreign keys...
       for (TableSync* table : {&pools, &namespaces, &images, &snapshots, &trash}) {

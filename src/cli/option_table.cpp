@@ -1,5 +1,7 @@
 #include "cli/option_table.hpp"
 
+#include <array>
+
 namespace rbdsync::cli {
 
 namespace {
@@ -8,17 +10,18 @@ constexpr CommandSet k_run = bit(Command::run);
 constexpr CommandSet k_migrate = bit(Command::migrate);
 constexpr CommandSet k_status = bit(Command::status);
 
-}  // namespace
+using G = OptionGroup;
+using V = ValueKind;
 
 // Which command takes which option follows what app/commands.cpp and main.cpp read:
 // logging is set up for every command; migrate opens the database and prints a result;
 // status reads only the lock file and always prints its answer (so no --quiet).
-const std::vector<OptionSpec>& option_table() {
-  using G = OptionGroup;
-  using V = ValueKind;
-  static const std::vector<OptionSpec> k_table = {
-      // long name, short, value, value name, help, default, default is the value, group,
-      // commands, in synopsis
+// An option is: long name, short, value, value name, help, default, default is the
+// value, group, commands, in synopsis.
+
+/// Where the lock file is and how a run meets another.
+std::vector<OptionSpec> guard_options() {
+  return {
       {flag::k_lock_file, "", V::text, "PATH",
        "the lock file every caller shares; its directory is shared through the group rbd-sync",
        k_default_lock_file, true, G::guard, k_run | k_status, true},
@@ -34,7 +37,12 @@ const std::vector<OptionSpec>& option_table() {
        "the sync goes on in the background, logging to --log-file or to detached.log beside the "
        "lock file",
        "", false, G::guard, k_run, false},
+  };
+}
 
+/// Which cluster, as which client, and how its images are read.
+std::vector<OptionSpec> ceph_options() {
+  return {
       {flag::k_ceph_conf, "", V::text, "PATH", "the ceph.conf to read",
        "$CEPH_CONF, then /etc/ceph/ceph.conf and ~/.ceph/ceph.conf", false, G::ceph, k_run, false},
       {flag::k_id, "", V::text, "ID", "the Ceph client id, as in 'rbd --id'", "admin", false,
@@ -58,7 +66,12 @@ const std::vector<OptionSpec>& option_table() {
        "how images are read: direct decodes each header object itself and asks librbd only "
        "for what it does not understand; librbd opens every image",
        "direct", true, G::ceph, k_run, false},
+  };
+}
 
+/// Where the inventory is written.
+std::vector<OptionSpec> database_options() {
+  return {
       {flag::k_db, "", V::text, "CONNINFO",
        "libpq conninfo or URI, without a password: that comes from ~/.pgpass, PGPASSFILE or "
        "pg_service.conf",
@@ -66,7 +79,12 @@ const std::vector<OptionSpec>& option_table() {
       {flag::k_db_timeout, "", V::number, "SECONDS",
        "how many seconds (1 to 86400) any one database statement may run", "300", true, G::database,
        k_run | k_migrate, false},
+  };
+}
 
+/// What the run says, and where.
+std::vector<OptionSpec> output_options() {
+  return {
       {flag::k_format, "", V::text, "plain|json", "the result on stdout", "plain", true, G::output,
        k_every_command, false},
       {flag::k_json, "", V::none, "", "same as --format json", "", false, G::output,
@@ -83,13 +101,47 @@ const std::vector<OptionSpec>& option_table() {
       {flag::k_metrics_file, "", V::text, "PATH",
        "write Prometheus textfile metrics of the run to this file (atomically)", "", false,
        G::output, k_run, false},
+  };
+}
 
+/// Help and version.
+std::vector<OptionSpec> general_options() {
+  return {
       {flag::k_help, "h", V::none, "",
        "print the help of the command, or the list of commands, and exit", "", false, G::general,
        k_every_command, false},
       {flag::k_version, "", V::none, "", "print the version and exit", "", false, G::general,
        k_every_command, false},
   };
+}
+
+/// A group of options: its heading and its options.
+struct GroupEntry {
+  OptionGroup group;
+  const char* heading;
+  std::vector<OptionSpec> (*options)();
+};
+
+/// Every group, in the order shown.
+constexpr std::array<GroupEntry, 5> k_groups = {{
+    {G::guard, "Guard", guard_options},
+    {G::ceph, "Ceph", ceph_options},
+    {G::database, "Database", database_options},
+    {G::output, "Output", output_options},
+    {G::general, "General", general_options},
+}};
+
+}  // namespace
+
+const std::vector<OptionSpec>& option_table() {
+  static const std::vector<OptionSpec> k_table = [] {
+    std::vector<OptionSpec> table;
+    for (const GroupEntry& entry : k_groups) {
+      const std::vector<OptionSpec> options = entry.options();
+      table.insert(table.end(), options.begin(), options.end());
+    }
+    return table;
+  }();
   return k_table;
 }
 
@@ -132,26 +184,24 @@ bool applies_to(const OptionSpec& option, Command command) {
 }
 
 const char* group_name(OptionGroup group) {
-  switch (group) {
-    case OptionGroup::guard:
-      return "Guard";
-    case OptionGroup::ceph:
-      return "Ceph";
-    case OptionGroup::database:
-      return "Database";
-    case OptionGroup::output:
-      return "Output";
-    case OptionGroup::general:
-      return "General";
+  for (const GroupEntry& entry : k_groups) {
+    if (entry.group == group) {
+      return entry.heading;
+    }
   }
   return "";
 }
 
 const std::vector<OptionGroup>& option_groups() {
-  static const std::vector<OptionGroup> k_groups = {OptionGroup::guard, OptionGroup::ceph,
-                                                    OptionGroup::database, OptionGroup::output,
-                                                    OptionGroup::general};
-  return k_groups;
+  static const std::vector<OptionGroup> k_in_order = [] {
+    std::vector<OptionGroup> groups;
+    groups.reserve(k_groups.size());
+    for (const GroupEntry& entry : k_groups) {
+      groups.push_back(entry.group);
+    }
+    return groups;
+  }();
+  return k_in_order;
 }
 
 std::string quoted_command_names(CommandSet commands) {

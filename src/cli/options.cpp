@@ -1,6 +1,8 @@
 #include "cli/options.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include <cxxopts.hpp>
 
@@ -124,6 +126,104 @@ void require_non_empty(const std::string& value, const char* name) {
   }
 }
 
+/// The value of the option `name` when given, refused when empty; std::nullopt when
+/// not given.
+std::optional<std::string> non_empty_value(const cxxopts::ParseResult& result, const char* name) {
+  if (result.count(name) == 0) {
+    return std::nullopt;
+  }
+  auto value = result[name].as<std::string>();
+  require_non_empty(value, name);
+  return value;
+}
+
+/// The number of seconds the option `name` gives, refused unless from `low` to `high`.
+int seconds_in(const cxxopts::ParseResult& result, const char* name, int low, int high) {
+  const int seconds = result[name].as<int>();
+  if (seconds < low || seconds > high) {
+    throw Error(ExitCode::usage,
+                std::string("--") + name + " must be " + std::to_string(low) + " to " +
+                    std::to_string(high) + " seconds, not " + std::to_string(seconds),
+                k_usage_hint);
+  }
+  return seconds;
+}
+
+void read_guard_options(const cxxopts::ParseResult& result, Config& config) {
+  config.lock_file = result[flag::k_lock_file].as<std::string>();
+  require_non_empty(config.lock_file, flag::k_lock_file);
+  config.wait_seconds = seconds_in(result, flag::k_wait, 0, 86400);
+  config.detach = result.count(flag::k_detach) != 0;
+  if (config.detach && config.wait_seconds > 0) {
+    throw Error(ExitCode::usage, "--detach and --wait exclude each other",
+                "a detached run answers at once; drop --wait (the button retries, not waits)");
+  }
+  config.trigger = result[flag::k_trigger].as<std::string>();
+  if (config.trigger != "cron" && config.trigger != "web" && config.trigger != "manual") {
+    throw Error(ExitCode::usage,
+                "--trigger must be cron, web or manual, not '" + config.trigger + "'",
+                k_usage_hint);
+  }
+}
+
+ImageReader parse_reader(const std::string& name) {
+  if (name == "librbd") {
+    return ImageReader::librbd;
+  }
+  if (name == "direct") {
+    return ImageReader::direct;
+  }
+  throw Error(ExitCode::usage, "--reader must be librbd or direct, not '" + name + "'",
+              k_usage_hint);
+}
+
+void read_ceph_options(const cxxopts::ParseResult& result, Config& config) {
+  if (auto ceph_conf = non_empty_value(result, flag::k_ceph_conf)) {
+    config.ceph_conf = std::move(*ceph_conf);
+  }
+  config.ceph_client = client_name(result);
+  if (auto keyring = non_empty_value(result, flag::k_keyring)) {
+    config.keyring = std::move(*keyring);
+  }
+  if (result.count(flag::k_pool) != 0) {
+    config.pools = result[flag::k_pool].as<std::vector<std::string>>();
+    for (const std::string& pool : config.pools) {
+      require_non_empty(pool, flag::k_pool);
+    }
+    std::sort(config.pools.begin(), config.pools.end());
+    config.pools.erase(std::unique(config.pools.begin(), config.pools.end()), config.pools.end());
+  }
+  config.exact_usage = result.count(flag::k_exact_usage) != 0;
+  config.reader = parse_reader(result[flag::k_reader].as<std::string>());
+  config.ceph_timeout_seconds = seconds_in(result, flag::k_ceph_timeout, 1, 3600);
+}
+
+void read_database_options(const cxxopts::ParseResult& result, Config& config) {
+  config.db = result[flag::k_db].as<std::string>();
+  config.db_timeout_seconds = seconds_in(result, flag::k_db_timeout, 1, 86400);
+}
+
+void read_output_options(const cxxopts::ParseResult& result, Config& config) {
+  if (auto metrics_file = non_empty_value(result, flag::k_metrics_file)) {
+    config.metrics_file = std::move(*metrics_file);
+  }
+  if (auto log_file = non_empty_value(result, flag::k_log_file)) {
+    config.log_file = std::move(*log_file);
+  }
+  config.format = result.count(flag::k_json) != 0
+                      ? OutputFormat::json
+                      : parse_format(result[flag::k_format].as<std::string>());
+  config.quiet = result.count(flag::k_quiet) != 0;
+  config.log_level =
+      result.count(flag::k_verbose) != 0 ? "debug" : result[flag::k_log_level].as<std::string>();
+  static const std::vector<std::string> k_levels = {"trace", "debug",    "info", "warn",
+                                                    "error", "critical", "off"};
+  if (std::find(k_levels.begin(), k_levels.end(), config.log_level) == k_levels.end()) {
+    throw Error(ExitCode::usage, "unknown --log-level '" + config.log_level + "'",
+                "use trace, debug, info, warn, error, critical or off");
+  }
+}
+
 }  // namespace
 
 Config parse(int argc, const char* const argv[]) {
@@ -151,88 +251,11 @@ Config parse(int argc, const char* const argv[]) {
     }
     config.command = line.command->command;
     refuse_foreign_options(result, *line.command);
-
-    config.db = result[flag::k_db].as<std::string>();
-    config.lock_file = result[flag::k_lock_file].as<std::string>();
-    require_non_empty(config.lock_file, flag::k_lock_file);
-    config.wait_seconds = result[flag::k_wait].as<int>();
-    if (config.wait_seconds < 0 || config.wait_seconds > 86400) {
-      throw Error(ExitCode::usage,
-                  "--wait must be 0 to 86400 seconds, not " + std::to_string(config.wait_seconds),
-                  k_usage_hint);
-    }
-    config.detach = result.count(flag::k_detach) != 0;
-    if (config.detach && config.wait_seconds > 0) {
-      throw Error(ExitCode::usage, "--detach and --wait exclude each other",
-                  "a detached run answers at once; drop --wait (the button retries, not waits)");
-    }
-    config.trigger = result[flag::k_trigger].as<std::string>();
-    if (config.trigger != "cron" && config.trigger != "web" && config.trigger != "manual") {
-      throw Error(ExitCode::usage,
-                  "--trigger must be cron, web or manual, not '" + config.trigger + "'",
-                  k_usage_hint);
-    }
-    if (result.count(flag::k_ceph_conf) != 0) {
-      config.ceph_conf = result[flag::k_ceph_conf].as<std::string>();
-      require_non_empty(config.ceph_conf, flag::k_ceph_conf);
-    }
-    config.ceph_client = client_name(result);
-    if (result.count(flag::k_keyring) != 0) {
-      config.keyring = result[flag::k_keyring].as<std::string>();
-      require_non_empty(config.keyring, flag::k_keyring);
-    }
-    if (result.count(flag::k_pool) != 0) {
-      config.pools = result[flag::k_pool].as<std::vector<std::string>>();
-      for (const std::string& pool : config.pools) {
-        require_non_empty(pool, flag::k_pool);
-      }
-      std::sort(config.pools.begin(), config.pools.end());
-      config.pools.erase(std::unique(config.pools.begin(), config.pools.end()), config.pools.end());
-    }
-    config.ceph_timeout_seconds = result[flag::k_ceph_timeout].as<int>();
-    config.exact_usage = result.count(flag::k_exact_usage) != 0;
-    const std::string reader = result[flag::k_reader].as<std::string>();
-    if (reader == "librbd") {
-      config.reader = ImageReader::librbd;
-    } else if (reader == "direct") {
-      config.reader = ImageReader::direct;
-    } else {
-      throw Error(ExitCode::usage, "--reader must be librbd or direct, not '" + reader + "'",
-                  k_usage_hint);
-    }
-    if (config.ceph_timeout_seconds < 1 || config.ceph_timeout_seconds > 3600) {
-      throw Error(ExitCode::usage,
-                  "--ceph-timeout must be 1 to 3600 seconds, not " +
-                      std::to_string(config.ceph_timeout_seconds),
-                  k_usage_hint);
-    }
-    config.db_timeout_seconds = result[flag::k_db_timeout].as<int>();
-    if (config.db_timeout_seconds < 1 || config.db_timeout_seconds > 86400) {
-      throw Error(ExitCode::usage,
-                  "--db-timeout must be 1 to 86400 seconds, not " +
-                      std::to_string(config.db_timeout_seconds),
-                  k_usage_hint);
-    }
-    if (result.count(flag::k_metrics_file) != 0) {
-      config.metrics_file = result[flag::k_metrics_file].as<std::string>();
-      require_non_empty(config.metrics_file, flag::k_metrics_file);
-    }
-    if (result.count(flag::k_log_file) != 0) {
-      config.log_file = result[flag::k_log_file].as<std::string>();
-      require_non_empty(config.log_file, flag::k_log_file);
-    }
-    config.format = result.count(flag::k_json) != 0
-                        ? OutputFormat::json
-                        : parse_format(result[flag::k_format].as<std::string>());
-    config.quiet = result.count(flag::k_quiet) != 0;
-    config.log_level =
-        result.count(flag::k_verbose) != 0 ? "debug" : result[flag::k_log_level].as<std::string>();
-    static const std::vector<std::string> k_levels = {"trace", "debug",    "info", "warn",
-                                                      "error", "critical", "off"};
-    if (std::find(k_levels.begin(), k_levels.end(), config.log_level) == k_levels.end()) {
-      throw Error(ExitCode::usage, "unknown --log-level '" + config.log_level + "'",
-                  "use trace, debug, info, warn, error, critical or off");
-    }
+    // In the order of the help's groups, which is the order the checks were made in.
+    read_guard_options(result, config);
+    read_ceph_options(result, config);
+    read_database_options(result, config);
+    read_output_options(result, config);
   } catch (const cxxopts::exceptions::exception& e) {
     throw Error(ExitCode::usage, e.what(), k_usage_hint);
   }

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
+#include "db/columns.hpp"
 #include "inventory/librbd_names.hpp"
 
 namespace rbdsync::db {
@@ -44,10 +45,12 @@ Field number(std::int64_t value) {
 }
 
 /// Ceph's counters are unsigned; PostgreSQL has no unsigned bigint. A value beyond
-/// 2^63 is not a real size, so it is refused rather than stored wrapped.
-Field bigint(std::uint64_t value, const std::string& what) {
+/// 2^63 is not a real size, so it is refused rather than stored wrapped. The message
+/// names `what` (the record) and `which` (the value); it is only made when needed.
+Field bigint(std::uint64_t value, const std::string& what, const char* which) {
   if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    throw Error(ExitCode::data, what + " (" + std::to_string(value) + ") does not fit a bigint",
+    throw Error(ExitCode::data,
+                what + which + " (" + std::to_string(value) + ") does not fit a bigint",
                 "report this to the Ceph administrators; it cannot be stored");
   }
   return std::to_string(value);
@@ -76,53 +79,53 @@ Field optional_text(const std::string& value) {
   return text(value);
 }
 
-Field json(const nlohmann::json& value) {
-  return value.dump();
+Field used_bytes(const inventory::Usage& usage, const std::string& what) {
+  return usage.used_bytes ? bigint(*usage.used_bytes, what, " used bytes") : std::nullopt;
 }
 
-void add_usage(Row& row, const inventory::Usage& usage, const std::string& what) {
+/// Why used_bytes is NULL; NULL when it is not.
+Field used_unknown_reason(const inventory::Usage& usage) {
   if (usage.used_bytes) {
-    row.push_back(bigint(*usage.used_bytes, what + " used bytes"));
-    row.push_back(std::nullopt);
-  } else {
-    row.push_back(std::nullopt);
-    row.push_back(usage.unknown_reason.empty() ? std::string("unknown") : usage.unknown_reason);
+    return std::nullopt;
   }
+  return usage.unknown_reason.empty() ? std::string("unknown") : usage.unknown_reason;
 }
 
-Row image_key_row(const std::string& fsid, const inventory::ImageKey& key) {
-  return Row{text(fsid), number(key.pool_id), text(key.pool_namespace), text(key.image_id)};
-}
-
-nlohmann::json watchers_json(const Image& image) {
+/// A JSON array of one object per item, as `entry` makes it.
+template <typename Item, typename Entry>
+Field json_list(const std::vector<Item>& items, Entry entry) {
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& watcher : image.watchers) {
+  for (const Item& item : items) {
+    list.push_back(entry(item));
+  }
+  return list.dump();
+}
+
+Field watchers_json(const Image& image) {
+  return json_list(image.watchers, [](const inventory::Watcher& watcher) {
     nlohmann::json entry{{"client", watcher.client_id}, {"cookie", watcher.cookie}};
     put_text(entry, "address", watcher.address);
-    list.push_back(std::move(entry));
-  }
-  return list;
+    return entry;
+  });
 }
 
-nlohmann::json lockers_json(const Image& image) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& locker : image.lockers) {
+Field lockers_json(const Image& image) {
+  return json_list(image.lockers, [](const inventory::Locker& locker) {
     nlohmann::json entry = nlohmann::json::object();
     put_text(entry, "locker", locker.client);
     put_text(entry, "id", locker.cookie);
     put_text(entry, "address", locker.address);
-    list.push_back(std::move(entry));
-  }
-  return list;
+    return entry;
+  });
 }
 
-nlohmann::json config_json(const Image& image) {
+Field config_json(const Image& image) {
   nlohmann::json object = nlohmann::json::object();
   // Keys and values as display text; the console shows them, nothing addresses them.
   for (const auto& option : image.config_overrides) {
     object[display_text(option.name)] = display_text(option.value);
   }
-  return object;
+  return object.dump();
 }
 
 Field migration_json(const Image& image) {
@@ -130,18 +133,374 @@ Field migration_json(const Image& image) {
     return std::nullopt;
   }
   const inventory::Migration& m = *image.migration;
-  return json({{"state", m.state},
-               {"state_description", display_text(m.state_description)},
-               {"source",
-                {{"pool_id", m.source_pool_id},
-                 {"namespace", display_text(m.source_namespace)},
-                 {"image_name", display_text(m.source_image_name)},
-                 {"image_id", display_text(m.source_image_id)}}},
-               {"destination",
-                {{"pool_id", m.destination_pool_id},
-                 {"namespace", display_text(m.destination_namespace)},
-                 {"image_name", display_text(m.destination_image_name)},
-                 {"image_id", display_text(m.destination_image_id)}}}});
+  const nlohmann::json migration{{"state", m.state},
+                                 {"state_description", display_text(m.state_description)},
+                                 {"source",
+                                  {{"pool_id", m.source_pool_id},
+                                   {"namespace", display_text(m.source_namespace)},
+                                   {"image_name", display_text(m.source_image_name)},
+                                   {"image_id", display_text(m.source_image_id)}}},
+                                 {"destination",
+                                  {{"pool_id", m.destination_pool_id},
+                                   {"namespace", display_text(m.destination_namespace)},
+                                   {"image_name", display_text(m.destination_image_name)},
+                                   {"image_id", display_text(m.destination_image_id)}}}};
+  return migration.dump();
+}
+
+// What each table's row is made from. `what` names the record in the message of a
+// value that does not fit its column; it is made once per row.
+
+struct PoolInput {
+  const std::string& fsid;
+  const inventory::Pool& pool;
+  std::string what;
+};
+
+struct NamespaceInput {
+  const std::string& fsid;
+  const inventory::Namespace& ns;
+};
+
+struct ImageInput {
+  const std::string& fsid;
+  const Image& image;
+  std::string what;
+};
+
+struct SnapshotInput {
+  const std::string& fsid;
+  const Image& image;
+  const inventory::Snapshot& snap;
+  std::string what;
+};
+
+struct TrashInput {
+  const std::string& fsid;
+  const inventory::TrashEntry& entry;
+};
+
+// The declarations. A column's type is the one sql/ gives it, as format_type() spells
+// it; SchemaTest.DeclaredColumnsMatchTheMigratedSchema holds them to the migrated schema.
+
+const Columns<PoolInput>& pool_columns() {
+  using In = PoolInput;
+  static const Columns<In> columns{
+      "pools",
+      {{"pool_id", "bigint", k_not_null, [](const In& in) { return number(in.pool.id); }}},
+      {{"name", "text", k_not_null, [](const In& in) { return text(in.pool.name); }},
+       {"pool_type", "text", k_not_null, [](const In& in) { return text(in.pool.type); }},
+       {"replica_size", "bigint", k_not_null,
+        [](const In& in) { return number(in.pool.replica_size); }},
+       {"min_size", "bigint", k_not_null, [](const In& in) { return number(in.pool.min_size); }},
+       {"pg_num", "bigint", k_not_null, [](const In& in) { return number(in.pool.pg_num); }},
+       {"stored_bytes", "bigint", k_not_null,
+        [](const In& in) { return bigint(in.pool.stored_bytes, in.what, " stored bytes"); }},
+       {"objects", "bigint", k_not_null,
+        [](const In& in) { return bigint(in.pool.objects, in.what, " objects"); }},
+       {"used_bytes", "bigint", k_not_null,
+        [](const In& in) { return bigint(in.pool.used_bytes, in.what, " used bytes"); }},
+       {"max_avail_bytes", "bigint", k_not_null,
+        [](const In& in) {
+          return bigint(in.pool.max_avail_bytes, in.what, " max available bytes");
+        }},
+       {"mirror_mode", "text", k_not_null, [](const In& in) { return text(in.pool.mirror_mode); }},
+       {"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.pool.name); }}},
+      false};
+  return columns;
+}
+
+const Columns<NamespaceInput>& namespace_columns() {
+  using In = NamespaceInput;
+  static const Columns<In> columns{
+      "namespaces",
+      {{"pool_id", "bigint", k_not_null, [](const In& in) { return number(in.ns.pool_id); }},
+       {"name", "text", k_not_null, [](const In& in) { return text(in.ns.name); }}},
+      {{"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.ns.name); }}},
+      false};
+  return columns;
+}
+
+/// The key of the image a row belongs to.
+template <typename In>
+ColumnList<In> image_key_columns() {
+  return {
+      {"pool_id", "bigint", k_not_null, [](const In& in) { return number(in.image.key.pool_id); }},
+      {"namespace", "text", k_not_null,
+       [](const In& in) { return text(in.image.key.pool_namespace); }},
+      {"image_id", "text", k_not_null, [](const In& in) { return text(in.image.key.image_id); }}};
+}
+
+/// What `rbd info` says of the image's size, features and flags. Nullable: a row made
+/// for an image never read (pg_store.cpp) has none of them.
+ColumnList<ImageInput> image_shape_columns() {
+  using In = ImageInput;
+  return {
+      {"name", "text", k_not_null, [](const In& in) { return text(in.image.name); }},
+      {"format", "smallint", k_nullable, [](const In& in) { return number(in.image.format); }},
+      {"size_bytes", "bigint", k_nullable,
+       [](const In& in) { return bigint(in.image.size_bytes, in.what, " size"); }},
+      {"object_size", "bigint", k_nullable,
+       [](const In& in) { return bigint(in.image.object_size, in.what, " object size"); }},
+      {"object_order", "smallint", k_nullable, [](const In& in) { return number(in.image.order); }},
+      {"object_count", "bigint", k_nullable,
+       [](const In& in) { return bigint(in.image.object_count, in.what, " object count"); }},
+      {"features", "bigint", k_nullable, [](const In& in) { return mask(in.image.features); }},
+      {"feature_names", "text[]", k_nullable,
+       [](const In& in) -> Field {
+         return text_array(inventory::feature_names(in.image.features));
+       }},
+      {"op_features", "bigint", k_nullable,
+       [](const In& in) { return mask(in.image.op_features); }},
+      {"op_feature_names", "text[]", k_nullable,
+       [](const In& in) -> Field {
+         return text_array(inventory::op_feature_names(in.image.op_features));
+       }},
+      {"flags", "bigint", k_nullable, [](const In& in) { return mask(in.image.flags); }},
+      {"flag_names", "text[]", k_nullable,
+       [](const In& in) -> Field { return text_array(inventory::flag_names(in.image.flags)); }},
+  };
+}
+
+/// Where the image's data lives, its limits and its times.
+ColumnList<ImageInput> image_layout_columns() {
+  using In = ImageInput;
+  return {
+      {"data_pool_id", "bigint", k_nullable,
+       [](const In& in) {
+         return in.image.data_pool_id ? number(*in.image.data_pool_id) : std::nullopt;
+       }},
+      {"stripe_unit", "bigint", k_nullable,
+       [](const In& in) { return bigint(in.image.stripe_unit, in.what, " stripe unit"); }},
+      {"stripe_count", "bigint", k_nullable,
+       [](const In& in) { return bigint(in.image.stripe_count, in.what, " stripe count"); }},
+      {"block_name_prefix", "text", k_nullable,
+       [](const In& in) { return text(in.image.block_name_prefix); }},
+      {"snapshot_limit", "bigint", k_nullable,
+       [](const In& in) {
+         const auto& limit = in.image.snapshot_limit;
+         return limit ? bigint(*limit, in.what, " snapshot limit") : std::nullopt;
+       }},
+      {"snapshot_count", "integer", k_nullable,
+       [](const In& in) { return number(static_cast<std::int64_t>(in.image.snapshots.size())); }},
+      {"create_timestamp", "timestamp with time zone", k_nullable,
+       [](const In& in) { return timestamp(in.image.create_timestamp); }},
+      {"modify_timestamp", "timestamp with time zone", k_nullable,
+       [](const In& in) { return timestamp(in.image.modify_timestamp); }},
+      {"access_timestamp", "timestamp with time zone", k_nullable,
+       [](const In& in) { return timestamp(in.image.access_timestamp); }},
+  };
+}
+
+/// The parent's names this client may read: NULL when they are unknown to it, rather
+/// than the empty text.
+const inventory::Parent* parent_with_names(const Image& image) {
+  return image.parent && image.parent->unknown_reason.empty() ? &*image.parent : nullptr;
+}
+
+/// The clone's parent: all NULL for an image that is no clone.
+ColumnList<ImageInput> parent_columns() {
+  using In = ImageInput;
+  return {
+      {"parent_pool_id", "bigint", k_nullable,
+       [](const In& in) { return in.image.parent ? number(in.image.parent->pool_id) : Field(); }},
+      {"parent_pool_name", "text", k_nullable,
+       [](const In& in) { return in.image.parent ? text(in.image.parent->pool_name) : Field(); }},
+      {"parent_namespace", "text", k_nullable,
+       [](const In& in) {
+         return in.image.parent ? text(in.image.parent->pool_namespace) : Field();
+       }},
+      {"parent_image_id", "text", k_nullable,
+       [](const In& in) { return in.image.parent ? text(in.image.parent->image_id) : Field(); }},
+      {"parent_image_name", "text", k_nullable,
+       [](const In& in) {
+         const inventory::Parent* named = parent_with_names(in.image);
+         return named != nullptr ? text(named->image_name) : Field();
+       }},
+      {"parent_snap_id", "bigint", k_nullable,
+       [](const In& in) {
+         const auto& parent = in.image.parent;
+         return parent ? bigint(parent->snap_id, in.what, " parent snapshot id") : Field();
+       }},
+      {"parent_snap_name", "text", k_nullable,
+       [](const In& in) {
+         const inventory::Parent* named = parent_with_names(in.image);
+         return named != nullptr ? text(named->snap_name) : Field();
+       }},
+      {"parent_in_trash", "boolean", k_nullable,
+       [](const In& in) {
+         const inventory::Parent* named = parent_with_names(in.image);
+         return named != nullptr ? boolean(named->in_trash) : Field();
+       }},
+      {"parent_overlap_bytes", "bigint", k_nullable,
+       [](const In& in) {
+         const auto& parent = in.image.parent;
+         return parent ? bigint(parent->overlap_bytes, in.what, " parent overlap") : Field();
+       }},
+      {"parent_unknown_reason", "text", k_nullable,
+       [](const In& in) {
+         return in.image.parent ? optional_text(in.image.parent->unknown_reason) : Field();
+       }},
+  };
+}
+
+/// The group's name, when this client may read it.
+const std::string* known_group_name(const Image& image) {
+  return image.group && image.group->unknown_reason.empty() ? &image.group->name : nullptr;
+}
+
+/// The image's group: all NULL for an image in none.
+ColumnList<ImageInput> group_columns() {
+  using In = ImageInput;
+  return {
+      {"group_pool_id", "bigint", k_nullable,
+       [](const In& in) { return in.image.group ? number(in.image.group->pool_id) : Field(); }},
+      {"group_name", "text", k_nullable,
+       [](const In& in) {
+         const std::string* name = known_group_name(in.image);
+         return name != nullptr ? text(*name) : Field();
+       }},
+      {"group_name_bytes", "bytea", k_nullable,
+       [](const In& in) {
+         const std::string* name = known_group_name(in.image);
+         return name != nullptr ? name_bytes(*name) : Field();
+       }},
+      {"group_unknown_reason", "text", k_nullable,
+       [](const In& in) {
+         return in.image.group ? optional_text(in.image.group->unknown_reason) : Field();
+       }},
+  };
+}
+
+/// A live migration, and mirroring: NULL when there is none.
+ColumnList<ImageInput> migration_and_mirror_columns() {
+  using In = ImageInput;
+  return {
+      {"migration_state", "text", k_nullable,
+       [](const In& in) { return in.image.migration ? text(in.image.migration->state) : Field(); }},
+      {"migration", "jsonb", k_nullable, [](const In& in) { return migration_json(in.image); }},
+      {"mirror_mode", "text", k_nullable,
+       [](const In& in) { return in.image.mirroring ? text(in.image.mirroring->mode) : Field(); }},
+      {"mirror_state", "text", k_nullable,
+       [](const In& in) { return in.image.mirroring ? text(in.image.mirroring->state) : Field(); }},
+      {"mirror_global_id", "text", k_nullable,
+       [](const In& in) {
+         return in.image.mirroring ? text(in.image.mirroring->global_id) : Field();
+       }},
+      {"mirror_primary", "boolean", k_nullable,
+       [](const In& in) {
+         return in.image.mirroring ? boolean(in.image.mirroring->primary) : Field();
+       }},
+  };
+}
+
+/// Settings, usage, who has the image open, and its name's bytes.
+ColumnList<ImageInput> image_state_columns() {
+  using In = ImageInput;
+  return {
+      {"config_overrides", "jsonb", k_nullable, [](const In& in) { return config_json(in.image); }},
+      {"used_bytes", "bigint", k_nullable,
+       [](const In& in) { return used_bytes(in.image.usage, in.what); }},
+      {"used_unknown_reason", "text", k_nullable,
+       [](const In& in) { return used_unknown_reason(in.image.usage); }},
+      {"watchers", "jsonb", k_nullable, [](const In& in) { return watchers_json(in.image); }},
+      {"lockers", "jsonb", k_nullable, [](const In& in) { return lockers_json(in.image); }},
+      {"lock_type", "text", k_nullable,
+       [](const In& in) { return optional_text(in.image.lock_type); }},
+      // Read just now, so not stale: a stored stale mark is cleared by the update.
+      {"stale_error", "text", k_nullable, [](const In&) { return Field(); }},
+      {"stale_since", "timestamp with time zone", k_nullable, [](const In&) { return Field(); }},
+      {"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.image.name); }},
+  };
+}
+
+template <typename In>
+ColumnList<In> joined(std::initializer_list<ColumnList<In>> lists) {
+  ColumnList<In> all;
+  for (const ColumnList<In>& list : lists) {
+    all.insert(all.end(), list.begin(), list.end());
+  }
+  return all;
+}
+
+const Columns<ImageInput>& image_columns() {
+  // The columns that can overflow a bigint come in the order of the messages of old.
+  static const Columns<ImageInput> columns{
+      "images", image_key_columns<ImageInput>(),
+      joined({image_shape_columns(), image_layout_columns(), parent_columns(), group_columns(),
+              migration_and_mirror_columns(), image_state_columns()}),
+      true};
+  return columns;
+}
+
+const Columns<SnapshotInput>& snapshot_columns() {
+  using In = SnapshotInput;
+  static const Columns<In> columns{
+      "snapshots",
+      joined({image_key_columns<In>(),
+              {{"snap_id", "bigint", k_not_null,
+                [](const In& in) { return bigint(in.snap.id, in.what, " id"); }}}}),
+      {{"name", "text", k_not_null, [](const In& in) { return text(in.snap.name); }},
+       {"size_bytes", "bigint", k_not_null,
+        [](const In& in) { return bigint(in.snap.size_bytes, in.what, " size"); }},
+       {"namespace_type", "text", k_not_null,
+        [](const In& in) { return text(in.snap.namespace_type); }},
+       {"timestamp", "timestamp with time zone", k_nullable,
+        [](const In& in) { return timestamp(in.snap.timestamp); }},
+       {"protected", "boolean", k_not_null,
+        [](const In& in) { return boolean(in.snap.is_protected); }},
+       {"children", "integer", k_nullable,
+        [](const In& in) {
+          return in.snap.children ? bigint(*in.snap.children, in.what, " children") : Field();
+        }},
+       {"used_bytes", "bigint", k_nullable,
+        [](const In& in) { return used_bytes(in.snap.usage, in.what); }},
+       {"used_unknown_reason", "text", k_nullable,
+        [](const In& in) { return used_unknown_reason(in.snap.usage); }},
+       {"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.snap.name); }},
+       {"children_unknown_reason", "text", k_nullable,
+        [](const In& in) -> Field {
+          if (in.snap.children) {
+            return std::nullopt;
+          }
+          const std::string& reason = in.snap.children_unknown_reason;
+          return reason.empty() ? std::string("unknown") : text(reason);
+        }}},
+      true};
+  return columns;
+}
+
+const Columns<TrashInput>& trash_columns() {
+  using In = TrashInput;
+  static const Columns<In> columns{
+      "trash",
+      {{"pool_id", "bigint", k_not_null, [](const In& in) { return number(in.entry.pool_id); }},
+       {"namespace", "text", k_not_null,
+        [](const In& in) { return text(in.entry.pool_namespace); }},
+       {"image_id", "text", k_not_null, [](const In& in) { return text(in.entry.image_id); }}},
+      {{"name", "text", k_not_null, [](const In& in) { return text(in.entry.name); }},
+       {"source", "text", k_not_null, [](const In& in) { return text(in.entry.source); }},
+       {"deletion_time", "timestamp with time zone", k_not_null,
+        [](const In& in) -> Field { return timestamp_text(in.entry.deletion_time); }},
+       {"deferment_end_time", "timestamp with time zone", k_not_null,
+        [](const In& in) -> Field { return timestamp_text(in.entry.deferment_end_time); }},
+       {"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.entry.name); }}},
+      false};
+  return columns;
+}
+
+/// The temporary table `stale_images` (table_sync.hpp): no fsid, it lives in one
+/// cluster's transaction.
+const ColumnList<sync::StaleImage>& stale_columns() {
+  using In = sync::StaleImage;
+  static const ColumnList<In> columns{
+      {"pool_id", "bigint", k_not_null, [](const In& in) { return number(in.key.pool_id); }},
+      {"namespace", "text", k_not_null, [](const In& in) { return text(in.key.pool_namespace); }},
+      {"image_id", "text", k_not_null, [](const In& in) { return text(in.key.image_id); }},
+      {"name", "text", k_not_null, [](const In& in) { return text(in.name); }},
+      {"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.name); }},
+      {"error", "text", k_not_null, [](const In& in) { return text(in.error); }}};
+  return columns;
 }
 
 }  // namespace
@@ -180,236 +539,68 @@ std::string text_array(const std::vector<std::string>& elements) {
 }
 
 const Table& pools_table() {
-  static const Table table{
-      "pools",
-      {"pool_id"},
-      {"name", "pool_type", "replica_size", "min_size", "pg_num", "stored_bytes", "objects",
-       "used_bytes", "max_avail_bytes", "mirror_mode", "name_bytes"},
-      false};
+  static const Table table = pool_columns().table();
   return table;
 }
 
 const Table& namespaces_table() {
-  static const Table table{"namespaces", {"pool_id", "name"}, {"name_bytes"}, false};
+  static const Table table = namespace_columns().table();
   return table;
 }
 
 const Table& images_table() {
-  static const Table table{"images",
-                           {"pool_id", "namespace", "image_id"},
-                           {"name",
-                            "format",
-                            "size_bytes",
-                            "object_size",
-                            "object_order",
-                            "object_count",
-                            "features",
-                            "feature_names",
-                            "op_features",
-                            "op_feature_names",
-                            "flags",
-                            "flag_names",
-                            "data_pool_id",
-                            "stripe_unit",
-                            "stripe_count",
-                            "block_name_prefix",
-                            "snapshot_limit",
-                            "snapshot_count",
-                            "create_timestamp",
-                            "modify_timestamp",
-                            "access_timestamp",
-                            "parent_pool_id",
-                            "parent_pool_name",
-                            "parent_namespace",
-                            "parent_image_id",
-                            "parent_image_name",
-                            "parent_snap_id",
-                            "parent_snap_name",
-                            "parent_in_trash",
-                            "parent_overlap_bytes",
-                            "group_pool_id",
-                            "group_name",
-                            "migration_state",
-                            "migration",
-                            "mirror_mode",
-                            "mirror_state",
-                            "mirror_global_id",
-                            "mirror_primary",
-                            "config_overrides",
-                            "used_bytes",
-                            "used_unknown_reason",
-                            "watchers",
-                            "lockers",
-                            "lock_type",
-                            "stale_error",
-                            "stale_since",
-                            "name_bytes",
-                            "group_name_bytes",
-                            "parent_unknown_reason",
-                            "group_unknown_reason"},
-                           true};
+  static const Table table = image_columns().table();
   return table;
 }
 
 const Table& snapshots_table() {
-  static const Table table{
-      "snapshots",
-      {"pool_id", "namespace", "image_id", "snap_id"},
-      {"name", "size_bytes", "namespace_type", "timestamp", "protected", "children", "used_bytes",
-       "used_unknown_reason", "name_bytes", "children_unknown_reason"},
-      true};
+  static const Table table = snapshot_columns().table();
   return table;
 }
 
 const Table& trash_table() {
-  static const Table table{"trash",
-                           {"pool_id", "namespace", "image_id"},
-                           {"name", "source", "deletion_time", "deferment_end_time", "name_bytes"},
-                           false};
+  static const Table table = trash_columns().table();
   return table;
 }
 
+const std::vector<ColumnType>& stale_image_types() {
+  static const std::vector<ColumnType> types = column_types<sync::StaleImage>({&stale_columns()});
+  return types;
+}
+
 Row pool_row(const std::string& fsid, const inventory::Pool& pool) {
-  const std::string what = "pool " + display_text(pool.name, Controls::escape);
-  return Row{text(fsid),
-             number(pool.id),
-             text(pool.name),
-             text(pool.type),
-             number(pool.replica_size),
-             number(pool.min_size),
-             number(pool.pg_num),
-             bigint(pool.stored_bytes, what + " stored bytes"),
-             bigint(pool.objects, what + " objects"),
-             bigint(pool.used_bytes, what + " used bytes"),
-             bigint(pool.max_avail_bytes, what + " max available bytes"),
-             text(pool.mirror_mode),
-             name_bytes(pool.name)};
+  return pool_columns().row({fsid, pool, "pool " + display_text(pool.name, Controls::escape)});
 }
 
 Row namespace_row(const std::string& fsid, const inventory::Namespace& ns) {
-  return Row{text(fsid), number(ns.pool_id), text(ns.name), name_bytes(ns.name)};
+  return namespace_columns().row({fsid, ns});
 }
 
 Row image_row(const std::string& fsid, const Image& image) {
-  const std::string what = "image id " + display_text(image.key.image_id, Controls::escape);
-  Row row = image_key_row(fsid, image.key);
-  row.reserve(images_table().keys.size() + images_table().values.size() + 1);
-  row.push_back(text(image.name));
-  row.push_back(number(image.format));
-  row.push_back(bigint(image.size_bytes, what + " size"));
-  row.push_back(bigint(image.object_size, what + " object size"));
-  row.push_back(number(image.order));
-  row.push_back(bigint(image.object_count, what + " object count"));
-  row.push_back(mask(image.features));
-  row.push_back(text_array(inventory::feature_names(image.features)));
-  row.push_back(mask(image.op_features));
-  row.push_back(text_array(inventory::op_feature_names(image.op_features)));
-  row.push_back(mask(image.flags));
-  row.push_back(text_array(inventory::flag_names(image.flags)));
-  row.push_back(image.data_pool_id ? number(*image.data_pool_id) : std::nullopt);
-  row.push_back(bigint(image.stripe_unit, what + " stripe unit"));
-  row.push_back(bigint(image.stripe_count, what + " stripe count"));
-  row.push_back(text(image.block_name_prefix));
-  row.push_back(image.snapshot_limit ? bigint(*image.snapshot_limit, what + " snapshot limit")
-                                     : std::nullopt);
-  row.push_back(number(static_cast<std::int64_t>(image.snapshots.size())));
-  row.push_back(timestamp(image.create_timestamp));
-  row.push_back(timestamp(image.modify_timestamp));
-  row.push_back(timestamp(image.access_timestamp));
-  if (image.parent) {
-    const inventory::Parent& parent = *image.parent;
-    row.push_back(number(parent.pool_id));
-    row.push_back(text(parent.pool_name));
-    row.push_back(text(parent.pool_namespace));
-    row.push_back(text(parent.image_id));
-    // Names this client may not read are NULL, not the empty text.
-    const bool names_known = parent.unknown_reason.empty();
-    row.push_back(names_known ? text(parent.image_name) : std::nullopt);
-    row.push_back(bigint(parent.snap_id, what + " parent snapshot id"));
-    row.push_back(names_known ? text(parent.snap_name) : std::nullopt);
-    row.push_back(names_known ? boolean(parent.in_trash) : std::nullopt);
-    row.push_back(bigint(parent.overlap_bytes, what + " parent overlap"));
-  } else {
-    row.insert(row.end(), 9, std::nullopt);
-  }
-  const bool group_name_known = image.group && image.group->unknown_reason.empty();
-  if (image.group) {
-    row.push_back(number(image.group->pool_id));
-    row.push_back(group_name_known ? text(image.group->name) : std::nullopt);
-  } else {
-    row.insert(row.end(), 2, std::nullopt);
-  }
-  row.push_back(image.migration ? text(image.migration->state) : std::nullopt);
-  row.push_back(migration_json(image));
-  if (image.mirroring) {
-    row.push_back(text(image.mirroring->mode));
-    row.push_back(text(image.mirroring->state));
-    row.push_back(text(image.mirroring->global_id));
-    row.push_back(boolean(image.mirroring->primary));
-  } else {
-    row.insert(row.end(), 4, std::nullopt);
-  }
-  row.push_back(json(config_json(image)));
-  add_usage(row, image.usage, what);
-  row.push_back(json(watchers_json(image)));
-  row.push_back(json(lockers_json(image)));
-  row.push_back(optional_text(image.lock_type));
-  // Read just now, so not stale: a stored stale mark is cleared by the update.
-  row.push_back(std::nullopt);
-  row.push_back(std::nullopt);
-  row.push_back(name_bytes(image.name));
-  row.push_back(group_name_known ? name_bytes(image.group->name) : std::nullopt);
-  row.push_back(image.parent ? optional_text(image.parent->unknown_reason) : std::nullopt);
-  row.push_back(image.group ? optional_text(image.group->unknown_reason) : std::nullopt);
-  return row;
+  return image_columns().row(
+      {fsid, image, "image id " + display_text(image.key.image_id, Controls::escape)});
 }
 
 std::vector<Row> snapshot_rows(const std::string& fsid, const Image& image) {
   std::vector<Row> rows;
   rows.reserve(image.snapshots.size());
   for (const inventory::Snapshot& snap : image.snapshots) {
-    const std::string what = "image id " + display_text(image.key.image_id, Controls::escape) +
-                             " snapshot " + display_text(snap.name, Controls::escape);
-    Row row = image_key_row(fsid, image.key);
-    row.push_back(bigint(snap.id, what + " id"));
-    row.push_back(text(snap.name));
-    row.push_back(bigint(snap.size_bytes, what + " size"));
-    row.push_back(text(snap.namespace_type));
-    row.push_back(timestamp(snap.timestamp));
-    row.push_back(boolean(snap.is_protected));
-    if (snap.children) {
-      row.push_back(bigint(*snap.children, what + " children"));
-    } else {
-      row.push_back(std::nullopt);
-    }
-    add_usage(row, snap.usage, what);
-    row.push_back(name_bytes(snap.name));
-    if (snap.children) {
-      row.push_back(std::nullopt);
-    } else {
-      row.push_back(snap.children_unknown_reason.empty() ? std::string("unknown")
-                                                         : text(snap.children_unknown_reason));
-    }
-    rows.push_back(std::move(row));
+    rows.push_back(
+        snapshot_columns().row({fsid, image, snap,
+                                "image id " + display_text(image.key.image_id, Controls::escape) +
+                                    " snapshot " + display_text(snap.name, Controls::escape)}));
   }
   return rows;
 }
 
 Row trash_row(const std::string& fsid, const inventory::TrashEntry& entry) {
-  return Row{text(fsid),
-             number(entry.pool_id),
-             text(entry.pool_namespace),
-             text(entry.image_id),
-             text(entry.name),
-             text(entry.source),
-             timestamp_text(entry.deletion_time),
-             timestamp_text(entry.deferment_end_time),
-             name_bytes(entry.name)};
+  return trash_columns().row({fsid, entry});
 }
 
 Row stale_row(const sync::StaleImage& image) {
-  return Row{number(image.key.pool_id), text(image.key.pool_namespace), text(image.key.image_id),
-             text(image.name),          name_bytes(image.name),         text(image.error)};
+  Row row;
+  add_values(stale_columns(), image, row);
+  return row;
 }
 
 }  // namespace rbdsync::db

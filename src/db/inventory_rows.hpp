@@ -1,7 +1,9 @@
 #pragma once
 
 /// Inside db/ only: the inventory's tables, and each inventory record as a row of one
-/// of them in PostgreSQL's text format. The column lists here and sql/ must agree.
+/// of them in PostgreSQL's text format. Each table's columns are declared once
+/// (inventory_rows.cpp, db/columns.hpp); they and sql/ must agree, which
+/// SchemaTest.DeclaredColumnsMatchTheMigratedSchema checks.
 
 #include <string>
 #include <vector>
@@ -24,7 +26,8 @@ Row image_row(const std::string& fsid, const inventory::Image& image);
 /// One row per snapshot of `image`.
 std::vector<Row> snapshot_rows(const std::string& fsid, const inventory::Image& image);
 Row trash_row(const std::string& fsid, const inventory::TrashEntry& entry);
-/// A row of the temporary table `stale_images`.
+/// The columns of the temporary table `stale_images`, and a row of it.
+const std::vector<ColumnType>& stale_image_types();
 Row stale_row(const sync::StaleImage& image);
 
 /// `micros` (since the epoch, UTC) as timestamptz input, e.g. "2026-12-03 11:22:33.000042+00".

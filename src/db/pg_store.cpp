@@ -85,102 +85,15 @@ class PgTransaction : public sync::SinkTransaction {
                   "report this as a bug: PgStore::set_run_id() comes before begin()");
     }
     return translated("writing the inventory", [&] {
-      m_work.emplace(m_connection, "rbd-sync");
-      pqxx::work& work = *m_work;
-      // Serialises writers of the same cluster's rows until this transaction ends, as
-      // a second line behind the run's claim. Its own key: the claim ('rbd-sync:' ||
-      // fsid) is held by the run-history session, and waiting on it here would wait
-      // on ourselves.
-      work.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))",
-                       m_fsid);
-      // Every statement below joins a whole table with a whole staged one, which hash
-      // joins do in linear time. The planner picks a nested loop instead when it thinks
-      // a table is small, and it does exactly when it matters: after the first sync of
-      // a large cluster (the table was empty at the last ANALYZE, or was just filled in
-      // this transaction). A nested anti join over unindexed staged rows is quadratic:
-      // 30,000 images took 190 s instead of ~10 (bench/scale.sh --images 30000).
-      work.exec("SET LOCAL enable_nestloop = off");
-      // Written only when new or renamed: a no-op sync writes no inventory row.
-      work.exec_params(
-          "INSERT INTO rbdsync.clusters (fsid, name) VALUES ($1, $2) ON CONFLICT (fsid) DO NOTHING",
-          m_fsid, m_name);
-      work.exec_params(
-          "UPDATE rbdsync.clusters SET name = $2 WHERE fsid = $1 AND name IS DISTINCT FROM $2",
-          m_fsid, m_name);
-
-      TableSync pools(work, pools_table());
-      TableSync namespaces(work, namespaces_table());
-      TableSync images(work, images_table());
-      TableSync snapshots(work, snapshots_table());
-      TableSync trash(work, trash_table());
-      pools.stage(m_pools);
-      namespaces.stage(m_namespaces);
-      images.stage(m_images);
-      snapshots.stage(m_snapshots);
-      trash.stage(m_trash);
-      CopyRows stale_images;
-      for (const sync::StaleImage& image : stale) {
-        stale_images.add(stale_row(image));
-      }
-      stage_stale_images(work, stale_images);
-
-      // Parents first for the foreign keys...
-      for (TableSync* table : {&pools, &namespaces, &images, &snapshots, &trash}) {
-        table->upsert();
-      }
-      // ...and children first for the deletes, so that each kind counts its own rows
-      // instead of losing them to ON DELETE CASCADE.
-      DeleteScope delete_scope;
-      delete_scope.fsid = m_fsid;
-      delete_scope.all_pools = scope.all_pools;
-      delete_scope.pool_ids = m_pool_ids;
-      delete_scope.kept_pool_ids = scope.unread_pool_ids;
-      for (TableSync* table : {&snapshots, &images, &namespaces, &trash}) {
-        table->remove(delete_scope);
-      }
-      // A sync of named pools cannot tell a deleted pool from one renamed away, so
-      // only a sync of every pool removes pools.
-      if (scope.all_pools) {
-        pools.remove(delete_scope);
-      }
-
-      // Kept rows of unreadable images say so; the same error again writes nothing.
-      work.exec(
-          "UPDATE rbdsync.images AS t SET stale_error = x.error, "
-          "stale_since = coalesce(t.stale_since, now()) FROM stale_images AS x "
-          "WHERE t.fsid = " +
-          work.quote(m_fsid) +
-          " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND t.image_id = x.image_id "
-          "AND t.stale_error IS DISTINCT FROM x.error");
-      // An image unreadable on its very first sync still gets a row: what the listing
-      // knew, and why it could not be read, so that the console shows it. Once per key,
-      // whatever the listing held (format 1 images all have the empty id).
-      const auto unreadable_added =
-          work.exec(
-                  "INSERT INTO rbdsync.images (fsid, pool_id, namespace, image_id, name, "
-                  "name_bytes, used_unknown_reason, stale_error, stale_since) "
-                  "SELECT DISTINCT ON (x.pool_id, x.namespace, x.image_id) " +
-                  work.quote(m_fsid) +
-                  ", x.pool_id, x.namespace, x.image_id, x.name, x.name_bytes, 'not read yet', "
-                  "x.error, now() FROM stale_images AS x WHERE NOT EXISTS (SELECT 1 FROM "
-                  "rbdsync.images AS t WHERE t.fsid = " +
-                  work.quote(m_fsid) +
-                  " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND "
-                  "t.image_id = x.image_id)")
-              .affected_rows();
-
+      pqxx::work& work = begin_writing();
+      InventoryTables tables(work);
+      stage_all(tables, stale);
+      write_all(tables, scope);
+      const std::size_t unreadable_added = mark_stale(work);
       // With every inventory row final: the figures the console's charts draw.
       const std::size_t usage_rows = record_usage_history(work, m_fsid, m_run_id, m_pool_ids);
       spdlog::debug("usage history: {} pool row(s) added", usage_rows);
-
-      sync::StoreCounts counts;
-      counts.pools = pools.counts();
-      counts.namespaces = namespaces.counts();
-      counts.images = images.counts();
-      counts.images.added += unreadable_added;
-      counts.snapshots = snapshots.counts();
-      counts.trash = trash.counts();
-      return counts;
+      return counts(tables, unreadable_added);
     });
   }
 
@@ -192,6 +105,129 @@ class PgTransaction : public sync::SinkTransaction {
   }
 
  private:
+  /// The five inventory tables of one store().
+  struct InventoryTables {
+    explicit InventoryTables(pqxx::work& work)
+        : pools(work, pools_table()),
+          namespaces(work, namespaces_table()),
+          images(work, images_table()),
+          snapshots(work, snapshots_table()),
+          trash(work, trash_table()) {}
+
+    TableSync pools;
+    TableSync namespaces;
+    TableSync images;
+    TableSync snapshots;
+    TableSync trash;
+  };
+
+  /// Opens the database transaction, serialised with other writers of the cluster, and
+  /// records the cluster.
+  pqxx::work& begin_writing() {
+    m_work.emplace(m_connection, "rbd-sync");
+    pqxx::work& work = *m_work;
+    // Serialises writers of the same cluster's rows until this transaction ends, as
+    // a second line behind the run's claim. Its own key: the claim ('rbd-sync:' ||
+    // fsid) is held by the run-history session, and waiting on it here would wait
+    // on ourselves.
+    work.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))",
+                     m_fsid);
+    // Every statement below joins a whole table with a whole staged one, which hash
+    // joins do in linear time. The planner picks a nested loop instead when it thinks
+    // a table is small, and it does exactly when it matters: after the first sync of
+    // a large cluster (the table was empty at the last ANALYZE, or was just filled in
+    // this transaction). A nested anti join over unindexed staged rows is quadratic:
+    // 30,000 images took 190 s instead of ~10 (bench/scale.sh --images 30000).
+    work.exec("SET LOCAL enable_nestloop = off");
+    // Written only when new or renamed: a no-op sync writes no inventory row.
+    work.exec_params(
+        "INSERT INTO rbdsync.clusters (fsid, name) VALUES ($1, $2) ON CONFLICT (fsid) DO NOTHING",
+        m_fsid, m_name);
+    work.exec_params(
+        "UPDATE rbdsync.clusters SET name = $2 WHERE fsid = $1 AND name IS DISTINCT FROM $2",
+        m_fsid, m_name);
+    return work;
+  }
+
+  /// COPYs every row added, and the images that could not be read, into staging tables.
+  void stage_all(InventoryTables& tables, const std::vector<sync::StaleImage>& stale) {
+    tables.pools.stage(m_pools);
+    tables.namespaces.stage(m_namespaces);
+    tables.images.stage(m_images);
+    tables.snapshots.stage(m_snapshots);
+    tables.trash.stage(m_trash);
+    CopyRows stale_images;
+    for (const sync::StaleImage& image : stale) {
+      stale_images.add(stale_row(image));
+    }
+    stage_stale_images(*m_work, stale_image_types(), stale_images);
+  }
+
+  /// Upserts the staged rows, then removes the stored rows not staged within `scope`.
+  void write_all(InventoryTables& tables, const sync::SyncScope& scope) {
+    // Parents first for the foreign keys...
+    for (TableSync* table :
+         {&tables.pools, &tables.namespaces, &tables.images, &tables.snapshots, &tables.trash}) {
+      table->upsert();
+    }
+    // ...and children first for the deletes, so that each kind counts its own rows
+    // instead of losing them to ON DELETE CASCADE.
+    DeleteScope delete_scope;
+    delete_scope.fsid = m_fsid;
+    delete_scope.all_pools = scope.all_pools;
+    delete_scope.pool_ids = m_pool_ids;
+    delete_scope.kept_pool_ids = scope.unread_pool_ids;
+    for (TableSync* table :
+         {&tables.snapshots, &tables.images, &tables.namespaces, &tables.trash}) {
+      table->remove(delete_scope);
+    }
+    // A sync of named pools cannot tell a deleted pool from one renamed away, so
+    // only a sync of every pool removes pools.
+    if (scope.all_pools) {
+      tables.pools.remove(delete_scope);
+    }
+  }
+
+  /// Marks the kept rows of unreadable images stale, and gives an image unreadable on
+  /// its very first sync a row. Returns how many such rows were added.
+  std::size_t mark_stale(pqxx::work& work) {
+    // Kept rows of unreadable images say so; the same error again writes nothing.
+    work.exec(
+        "UPDATE rbdsync.images AS t SET stale_error = x.error, "
+        "stale_since = coalesce(t.stale_since, now()) FROM stale_images AS x "
+        "WHERE t.fsid = " +
+        work.quote(m_fsid) +
+        " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND t.image_id = x.image_id "
+        "AND t.stale_error IS DISTINCT FROM x.error");
+    // An image unreadable on its very first sync still gets a row: what the listing
+    // knew, and why it could not be read, so that the console shows it. Once per key,
+    // whatever the listing held (format 1 images all have the empty id).
+    return work
+        .exec(
+            "INSERT INTO rbdsync.images (fsid, pool_id, namespace, image_id, name, "
+            "name_bytes, used_unknown_reason, stale_error, stale_since) "
+            "SELECT DISTINCT ON (x.pool_id, x.namespace, x.image_id) " +
+            work.quote(m_fsid) +
+            ", x.pool_id, x.namespace, x.image_id, x.name, x.name_bytes, 'not read yet', "
+            "x.error, now() FROM stale_images AS x WHERE NOT EXISTS (SELECT 1 FROM "
+            "rbdsync.images AS t WHERE t.fsid = " +
+            work.quote(m_fsid) +
+            " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND "
+            "t.image_id = x.image_id)")
+        .affected_rows();
+  }
+
+  static sync::StoreCounts counts(const InventoryTables& tables, std::size_t unreadable_added) {
+    sync::StoreCounts counts;
+    counts.pools = tables.pools.counts();
+    counts.namespaces = tables.namespaces.counts();
+    counts.images = tables.images.counts();
+    counts.images.added += unreadable_added;
+    counts.snapshots = tables.snapshots.counts();
+    counts.trash = tables.trash.counts();
+    return counts;
+  }
+
   pqxx::connection& m_connection;
   std::string m_fsid;
   std::string m_name;

@@ -35,12 +35,12 @@ std::vector<std::string> all_columns(const Table& table) {
 // built at run time. write_raw_line() takes a line we escaped ourselves (copy_line).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-void copy_into(pqxx::work& work, const std::string& table, const std::vector<std::string>& columns,
+void copy_into(pqxx::work& work, const std::string& table, const std::vector<ColumnType>& columns,
                CopyRows& rows) {
   std::vector<std::string> quoted_columns;
   quoted_columns.reserve(columns.size());
-  for (const std::string& column : columns) {
-    quoted_columns.push_back(quoted(column));
+  for (const ColumnType& column : columns) {
+    quoted_columns.push_back(quoted(column.name));
   }
   pqxx::tablewriter writer(work, table, quoted_columns.begin(), quoted_columns.end());
   rows.for_each_line([&writer](const std::string& line) { writer.write_raw_line(line); });
@@ -48,6 +48,23 @@ void copy_into(pqxx::work& work, const std::string& table, const std::vector<std
   rows.clear();
 }
 #pragma GCC diagnostic pop
+
+/// A temporary table of `columns` that lives until the transaction ends. Without keys,
+/// foreign keys or checks: the staged rows are checked when they reach the real table.
+void create_staging_table(pqxx::work& work, const std::string& name,
+                          const std::vector<ColumnType>& columns) {
+  std::string definitions;
+  for (const ColumnType& column : columns) {
+    if (!definitions.empty()) {
+      definitions += ", ";
+    }
+    definitions += quoted(column.name) + " " + column.sql_type;
+    if (column.not_null) {
+      definitions += " NOT NULL";
+    }
+  }
+  work.exec("CREATE TEMPORARY TABLE " + name + " (" + definitions + ") ON COMMIT DROP");
+}
 
 }  // namespace
 
@@ -116,12 +133,9 @@ std::string TableSync::key_match(const char* stored, const char* seen) const {
 }
 
 void TableSync::stage(CopyRows& rows) {
-  // LIKE copies the column types and NOT NULL, not the keys or foreign keys: the
-  // staged rows are checked when they reach the real table.
-  m_work.exec("CREATE TEMPORARY TABLE " + staged_name() + " (LIKE rbdsync." + m_table.name +
-              " INCLUDING DEFAULTS) ON COMMIT DROP");
+  create_staging_table(m_work, staged_name(), m_table.types);
   m_staged = rows.size();
-  copy_into(m_work, staged_name(), all_columns(m_table), rows);
+  copy_into(m_work, staged_name(), m_table.types, rows);
   // Without statistics the planner guesses a handful of rows and may pick nested
   // loops over thousands.
   m_work.exec("ANALYZE " + staged_name());
@@ -187,13 +201,9 @@ void TableSync::remove(const DeleteScope& scope) {
   m_counts.removed = m_work.exec(sql).affected_rows();
 }
 
-void stage_stale_images(pqxx::work& work, CopyRows& rows) {
-  work.exec(
-      "CREATE TEMPORARY TABLE stale_images (pool_id bigint NOT NULL, namespace text NOT NULL, "
-      "image_id text NOT NULL, name text NOT NULL, name_bytes bytea, error text NOT NULL) "
-      "ON COMMIT DROP");
-  copy_into(work, "stale_images",
-            {"pool_id", "namespace", "image_id", "name", "name_bytes", "error"}, rows);
+void stage_stale_images(pqxx::work& work, const std::vector<ColumnType>& columns, CopyRows& rows) {
+  create_staging_table(work, "stale_images", columns);
+  copy_into(work, "stale_images", columns, rows);
 }
 
 }  // namespace rbdsync::db

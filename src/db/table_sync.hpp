@@ -22,6 +22,13 @@ namespace rbdsync::db {
 using Field = std::optional<std::string>;
 using Row = std::vector<Field>;
 
+/// A column as a staging table declares it.
+struct ColumnType {
+  std::string name;
+  std::string sql_type;  ///< as PostgreSQL's format_type() spells it
+  bool not_null = false;
+};
+
 /// An inventory table: its rows are identified by fsid plus `keys`, and `values` are
 /// what a sync compares and rewrites. `first_seen_at` and `updated_at` are maintained
 /// here; nothing else is written.
@@ -32,6 +39,8 @@ struct Table {
   /// Rows belong to an image (pool_id, namespace, image_id are among the keys): rows of
   /// a stale image are kept.
   bool per_image = false;
+  /// fsid, the keys and the values, in that order, with the types sql/ gives them.
+  std::vector<ColumnType> types;
 };
 
 /// `row` as one line of COPY text format: tab-separated, \N for NULL, backslash escapes.
@@ -107,9 +116,9 @@ class TableSync {
   sync::KindCounts m_counts;
 };
 
-/// Creates the temporary table `stale_images` (pool_id, namespace, image_id, name,
-/// name_bytes, error)
-/// and COPYs `rows` into it. TableSync::remove() of per-image tables consults it.
-void stage_stale_images(pqxx::work& work, CopyRows& rows);
+/// Creates the temporary table `stale_images` with `columns` (pool_id, namespace,
+/// image_id, name, name_bytes, error) and COPYs `rows` into it. TableSync::remove() of
+/// per-image tables consults it.
+void stage_stale_images(pqxx::work& work, const std::vector<ColumnType>& columns, CopyRows& rows);
 
 }  // namespace rbdsync::db

@@ -1,7 +1,8 @@
 #pragma once
 
 /// Plain data: the vocabulary that the Ceph source, the database sink and the syncer
-/// share. No behaviour beyond comparison, no dependencies.
+/// share. No behaviour, no dependencies (tests compare records with
+/// tests/support/inventory_compare.hpp).
 ///
 /// Field names follow what `rbd info`, `rbd du`, `rbd snap ls`, `rbd status`,
 /// `rbd trash ls` and `ceph df` call them, so a reader can check a value against the CLI.
@@ -9,7 +10,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace rbdsync::inventory {
@@ -42,13 +42,6 @@ struct Pool {
   std::uint64_t used_bytes = 0;  ///< raw, after replication
   std::uint64_t max_avail_bytes = 0;
   std::string mirror_mode;  ///< "disabled", "image" or "pool"
-
-  auto tied() const {
-    return std::tie(id, name, type, replica_size, min_size, pg_num, stored_bytes, objects,
-                    used_bytes, max_avail_bytes, mirror_mode);
-  }
-  bool operator==(const Pool& other) const { return tied() == other.tied(); }
-  bool operator!=(const Pool& other) const { return !(*this == other); }
 };
 
 /// An RBD namespace inside a pool (`rbd namespace ls`). The default namespace ("")
@@ -56,9 +49,6 @@ struct Pool {
 struct Namespace {
   std::int64_t pool_id = 0;
   std::string name;
-
-  auto tied() const { return std::tie(pool_id, name); }
-  bool operator==(const Namespace& other) const { return tied() == other.tied(); }
 };
 
 /// Where an image lives and what identifies it for good: the image id survives renames.
@@ -66,11 +56,6 @@ struct ImageKey {
   std::int64_t pool_id = 0;
   std::string pool_namespace;  ///< "" is the pool's default namespace
   std::string image_id;
-
-  auto tied() const { return std::tie(pool_id, pool_namespace, image_id); }
-  bool operator<(const ImageKey& other) const { return tied() < other.tied(); }
-  bool operator==(const ImageKey& other) const { return tied() == other.tied(); }
-  bool operator!=(const ImageKey& other) const { return !(*this == other); }
 };
 
 /// An image as listed, before it is opened.
@@ -95,12 +80,6 @@ struct Parent {
   /// live in the parent's pool, which this client may not read. The ids, the pool's name
   /// and the overlap come from the clone's own header. "" when everything is known.
   std::string unknown_reason;
-
-  auto tied() const {
-    return std::tie(pool_id, pool_name, pool_namespace, image_id, image_name, snap_id, snap_name,
-                    in_trash, overlap_bytes, unknown_reason);
-  }
-  bool operator==(const Parent& other) const { return tied() == other.tied(); }
 };
 
 /// A client that has the image open (`rbd status`).
@@ -108,9 +87,6 @@ struct Watcher {
   std::string address;
   std::int64_t client_id = 0;
   std::uint64_t cookie = 0;
-
-  auto tied() const { return std::tie(address, client_id, cookie); }
-  bool operator==(const Watcher& other) const { return tied() == other.tied(); }
 };
 
 /// A holder of the image's header lock (`rbd lock ls`), including the exclusive-lock
@@ -119,9 +95,6 @@ struct Locker {
   std::string client;  ///< e.g. "client.4123"
   std::string cookie;
   std::string address;
-
-  auto tied() const { return std::tie(client, cookie, address); }
-  bool operator==(const Locker& other) const { return tied() == other.tied(); }
 };
 
 /// A configuration option set on the image itself (`rbd config image ls`, source
@@ -129,9 +102,6 @@ struct Locker {
 struct ConfigOverride {
   std::string name;
   std::string value;
-
-  auto tied() const { return std::tie(name, value); }
-  bool operator==(const ConfigOverride& other) const { return tied() == other.tied(); }
 };
 
 /// Space used, as `rbd du` computes it. Unknown (no value) unless it could be computed
@@ -139,9 +109,6 @@ struct ConfigOverride {
 struct Usage {
   std::optional<std::uint64_t> used_bytes;
   std::string unknown_reason;  ///< why used_bytes is empty; "" when it has a value
-
-  auto tied() const { return std::tie(used_bytes, unknown_reason); }
-  bool operator==(const Usage& other) const { return tied() == other.tied(); }
 };
 
 /// One snapshot of an image (`rbd snap ls --all`).
@@ -156,12 +123,6 @@ struct Snapshot {
   std::optional<std::uint64_t> children = 0;
   std::string children_unknown_reason;  ///< why `children` is unknown; "" when known
   Usage usage;                          ///< bytes that changed since the previous snapshot
-
-  auto tied() const {
-    return std::tie(id, name, size_bytes, namespace_type, timestamp, is_protected, children,
-                    children_unknown_reason, usage);
-  }
-  bool operator==(const Snapshot& other) const { return tied() == other.tied(); }
 };
 
 /// Live migration of an image (`rbd migration prepare`), from either end.
@@ -176,13 +137,6 @@ struct Migration {
   std::string destination_namespace;
   std::string destination_image_name;
   std::string destination_image_id;
-
-  auto tied() const {
-    return std::tie(state, state_description, source_pool_id, source_namespace, source_image_name,
-                    source_image_id, destination_pool_id, destination_namespace,
-                    destination_image_name, destination_image_id);
-  }
-  bool operator==(const Migration& other) const { return tied() == other.tied(); }
 };
 
 /// Mirroring of an image in a pool that has mirroring enabled.
@@ -191,9 +145,6 @@ struct Mirroring {
   std::string state;  ///< "enabled", "disabling", ...
   std::string global_id;
   bool primary = false;
-
-  auto tied() const { return std::tie(mode, state, global_id, primary); }
-  bool operator==(const Mirroring& other) const { return tied() == other.tied(); }
 };
 
 /// The group an image belongs to (`rbd group image ls`).
@@ -203,9 +154,6 @@ struct GroupMembership {
   /// Why `name` is unknown (empty here): it lives in the group's pool, which this client
   /// may not read. "" when known.
   std::string unknown_reason;
-
-  auto tied() const { return std::tie(pool_id, name, unknown_reason); }
-  bool operator==(const GroupMembership& other) const { return tied() == other.tied(); }
 };
 
 /// What the inventory records of one RBD image.
@@ -238,16 +186,6 @@ struct Image {
   std::vector<Locker> lockers;
   std::string lock_type;  ///< "exclusive" or "shared" when there are lockers, else ""
   std::vector<Snapshot> snapshots;
-
-  auto tied() const {
-    return std::tie(key, name, format, size_bytes, object_size, order, object_count, features,
-                    op_features, flags, data_pool_id, stripe_unit, stripe_count, block_name_prefix,
-                    snapshot_limit, create_timestamp, modify_timestamp, access_timestamp, parent,
-                    group, migration, mirroring, config_overrides, usage, watchers, lockers,
-                    lock_type, snapshots);
-  }
-  bool operator==(const Image& other) const { return tied() == other.tied(); }
-  bool operator!=(const Image& other) const { return !(*this == other); }
 };
 
 /// An image in the RBD trash (`rbd trash ls -l`).
@@ -259,22 +197,6 @@ struct TrashEntry {
   std::string source;  ///< "user", "mirroring", "migration", "removing", "user_parent"
   Timestamp deletion_time = 0;
   Timestamp deferment_end_time = 0;
-
-  auto tied() const {
-    return std::tie(pool_id, pool_namespace, image_id, name, source, deletion_time,
-                    deferment_end_time);
-  }
-  bool operator==(const TrashEntry& other) const { return tied() == other.tied(); }
-};
-
-/// Everything a sync read from one cluster.
-struct ClusterInventory {
-  std::string fsid;
-  std::string name;  ///< the cluster name, "ceph" unless configured otherwise
-  std::vector<Pool> pools;
-  std::vector<Namespace> namespaces;
-  std::vector<Image> images;
-  std::vector<TrashEntry> trash;
 };
 
 /// "pool/namespace/image", or "pool/image" in the default namespace: how `rbd` names an

@@ -47,24 +47,25 @@ struct Dir {
   throw Error(ExitCode::cant_create, message, hint);
 }
 
-std::string user_name(uid_t uid) {
+/// The name the user or group database (getpwuid_r, getgrgid_r) gives `id`, or the
+/// number when it has none.
+template <typename Entry, typename Id, typename LookUp>
+std::string entry_name(Id id, LookUp look_up, char* Entry::*name) {
   std::vector<char> buffer(16384);
-  passwd entry{};
-  passwd* found = nullptr;
-  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
-    return found->pw_name;
+  Entry entry{};
+  Entry* found = nullptr;
+  if (look_up(id, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
+    return found->*name;
   }
-  return std::to_string(uid);
+  return std::to_string(id);
+}
+
+std::string user_name(uid_t uid) {
+  return entry_name(uid, ::getpwuid_r, &passwd::pw_name);
 }
 
 std::string group_name(gid_t gid) {
-  std::vector<char> buffer(16384);
-  group entry{};
-  group* found = nullptr;
-  if (::getgrgid_r(gid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
-    return found->gr_name;
-  }
-  return std::to_string(gid);
+  return entry_name(gid, ::getgrgid_r, &group::gr_name);
 }
 
 std::optional<gid_t> group_id(const std::string& name) {
@@ -296,14 +297,75 @@ void share_like_directory(int fd, const Dir& dir, const struct stat& st) {
   }
 }
 
+/// Creates the lock file `name` in `dir`, opened read-write; an empty Fd when another
+/// process made it meanwhile (then it is opened as an existing file).
+Fd create_file(const std::string& lock_path, const Dir& dir, const std::string& name) {
+  // O_EXCL, so that only the process that really creates the file sets its mode.
+  Fd fd(
+      ::openat(dir.fd.get(), name.c_str(), O_RDWR | O_CREAT | O_EXCL | k_file_flags, k_file_mode));
+  if (fd) {
+    // The umask may have cleared the group bits openat(2) was asked for.
+    static_cast<void>(::fchmod(fd.get(), k_file_mode));
+    return fd;
+  }
+  if (errno == EEXIST) {
+    return {};
+  }
+  if (errno == EACCES) {
+    refuse_permission(lock_path, dir.path, dir.st);
+  }
+  const int create_error = errno;
+  refuse("cannot create lock file '" + lock_path + "': " + errno_text(create_error),
+         "check that this user may write to '" + dir.path + "', or choose another --lock-file");
+}
+
+/// Opens the existing lock file `name` in `dir` (what fstatat found: `st`), checked
+/// before and after; an empty Fd when it was removed meanwhile.
+Fd open_existing(const std::string& lock_path, const Dir& dir, const std::string& name,
+                 struct stat st, OpenMode mode) {
+  if (S_ISLNK(st.st_mode)) {
+    refuse("lock file '" + lock_path + "' is a symbolic link",
+           "point --lock-file at a regular file; symlinks are refused so nobody can "
+           "redirect the lock");
+  }
+  check_lock_file(lock_path, dir, st);
+  const int access = mode == OpenMode::create ? O_RDWR : O_RDONLY;
+  Fd fd(::openat(dir.fd.get(), name.c_str(), access | k_file_flags));
+  if (!fd) {
+    const int error_number = errno;
+    if (error_number == ENOENT) {
+      return {};
+    }
+    if (error_number == EACCES) {
+      refuse_permission(lock_path, lock_path, st);
+    }
+    refuse("cannot open lock file '" + lock_path + "': " + errno_text(error_number),
+           "check --lock-file and this user's permissions on it");
+  }
+  // Checked again on what was opened: the name may point elsewhere by now.
+  if (::fstat(fd.get(), &st) != 0) {
+    const int error_number = errno;
+    refuse("cannot open lock file '" + lock_path + "': " + errno_text(error_number),
+           "check --lock-file");
+  }
+  check_lock_file(lock_path, dir, st);
+  if (mode == OpenMode::create) {
+    share_like_directory(fd.get(), dir, st);
+  }
+  return fd;
+}
+
 /// Opens the lock file `name` in `dir`; an empty Fd when it does not exist and `mode`
 /// is OpenMode::inspect.
 Fd open_file(const std::string& lock_path, const Dir& dir, const std::string& name, OpenMode mode) {
-  const int access = mode == OpenMode::create ? O_RDWR : O_RDONLY;
-  // Looked at before it is opened: opening a device can have effects of its own.
+  // Looked at before it is opened: opening a device can have effects of its own. Made
+  // or removed by another process between the look and the open, it is looked at again.
   for (int attempt = 0; attempt < 2; ++attempt) {
     struct stat st {};
-    if (::fstatat(dir.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    Fd fd;
+    if (::fstatat(dir.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      fd = open_existing(lock_path, dir, name, st, mode);
+    } else {
       const int error_number = errno;
       if (error_number == EACCES) {
         refuse_permission(lock_path, dir.path, dir.st);
@@ -315,53 +377,11 @@ Fd open_file(const std::string& lock_path, const Dir& dir, const std::string& na
       if (mode == OpenMode::inspect) {
         return {};
       }
-      // O_EXCL, so that only the process that really creates the file sets its mode.
-      Fd fd(::openat(dir.fd.get(), name.c_str(), access | O_CREAT | O_EXCL | k_file_flags,
-                     k_file_mode));
-      if (fd) {
-        // The umask may have cleared the group bits openat(2) was asked for.
-        static_cast<void>(::fchmod(fd.get(), k_file_mode));
-        return fd;
-      }
-      if (errno == EEXIST) {
-        continue;  // made meanwhile: open it as an existing file
-      }
-      if (errno == EACCES) {
-        refuse_permission(lock_path, dir.path, dir.st);
-      }
-      const int create_error = errno;
-      refuse("cannot create lock file '" + lock_path + "': " + errno_text(create_error),
-             "check that this user may write to '" + dir.path + "', or choose another --lock-file");
+      fd = create_file(lock_path, dir, name);
     }
-    if (S_ISLNK(st.st_mode)) {
-      refuse("lock file '" + lock_path + "' is a symbolic link",
-             "point --lock-file at a regular file; symlinks are refused so nobody can "
-             "redirect the lock");
+    if (fd) {
+      return fd;
     }
-    check_lock_file(lock_path, dir, st);
-    Fd fd(::openat(dir.fd.get(), name.c_str(), access | k_file_flags));
-    if (!fd) {
-      const int error_number = errno;
-      if (error_number == ENOENT) {
-        continue;  // removed meanwhile
-      }
-      if (error_number == EACCES) {
-        refuse_permission(lock_path, lock_path, st);
-      }
-      refuse("cannot open lock file '" + lock_path + "': " + errno_text(error_number),
-             "check --lock-file and this user's permissions on it");
-    }
-    // Checked again on what was opened: the name may point elsewhere by now.
-    if (::fstat(fd.get(), &st) != 0) {
-      const int error_number = errno;
-      refuse("cannot open lock file '" + lock_path + "': " + errno_text(error_number),
-             "check --lock-file");
-    }
-    check_lock_file(lock_path, dir, st);
-    if (mode == OpenMode::create) {
-      share_like_directory(fd.get(), dir, st);
-    }
-    return fd;
   }
   refuse("lock file '" + lock_path + "' keeps appearing and disappearing",
          "something else is creating and removing it; choose another --lock-file");

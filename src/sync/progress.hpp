@@ -1,23 +1,28 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <utility>
 
 namespace rbdsync::sync {
 
 /// The phases of a sync, in order.
 enum class Phase { listing, reading, writing, committing };
 
-/// The name of `phase` as it appears in holder records, JSON and the database.
+/// Every phase with its name as it appears in holder records, JSON and the database.
+inline constexpr std::array<std::pair<Phase, const char*>, 4> k_phase_names = {{
+    {Phase::listing, "listing"},
+    {Phase::reading, "reading"},
+    {Phase::writing, "writing"},
+    {Phase::committing, "committing"},
+}};
+
+/// The name of `phase` (k_phase_names).
 constexpr const char* phase_name(Phase phase) {
-  switch (phase) {
-    case Phase::listing:
-      return "listing";
-    case Phase::reading:
-      return "reading";
-    case Phase::writing:
-      return "writing";
-    case Phase::committing:
-      return "committing";
+  for (const auto& entry : k_phase_names) {
+    if (entry.first == phase) {
+      return entry.second;
+    }
   }
   return "unknown";
 }

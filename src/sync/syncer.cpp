@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -106,82 +107,112 @@ void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRea
   }
 }
 
-}  // namespace
+/// One sync, from listing the pools to the commit: Syncer::run() in steps that share
+/// what the run has seen so far.
+class SyncRun {
+ public:
+  SyncRun(InventorySource& source, InventorySink& sink, const SyncOptions& options,
+          ProgressObserver* progress)
+      : m_source(source), m_sink(sink), m_options(options), m_progress(progress) {}
 
-SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncOptions& options,
-                       ProgressObserver* progress) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto tell = [progress](Phase phase, std::size_t done, std::size_t total) {
-    if (progress != nullptr) {
-      progress->on_progress(phase, done, total);
+  SyncReport run() {
+    m_start = std::chrono::steady_clock::now();
+    tell(Phase::listing, 0, 0);
+    m_report.fsid = m_source.cluster_fsid();
+    m_selection = m_source.list_pools(m_options.pool_names);
+    m_report.pools = pools().size();
+    m_report.unreadable_pools = m_selection.unreadable;
+    for (const UnreadablePool& pool : m_selection.unreadable) {
+      // A least-privilege client's steady state, not a fault: said every run, so that the
+      // operator knows what it does not cover, but the run is not partial for it.
+      spdlog::warn(
+          "pool '{}' (id {}) not synced: this client may not read it ({}); its stored "
+          "rows are kept as they were",
+          display_text(pool.name, Controls::escape), pool.id, pool.error);
     }
-  };
-  const auto check_interrupted = [&options] {
-    if (options.check_interrupted) {
-      options.check_interrupted();
-    }
-  };
-  SyncReport report;
-
-  tell(Phase::listing, 0, 0);
-  report.fsid = source.cluster_fsid();
-  const PoolSelection selection = source.list_pools(options.pool_names);
-  const std::vector<inventory::Pool>& pools = selection.pools;
-  report.pools = pools.size();
-  report.unreadable_pools = selection.unreadable;
-  for (const UnreadablePool& pool : selection.unreadable) {
-    // A least-privilege client's steady state, not a fault: said every run, so that the
-    // operator knows what it does not cover, but the run is not partial for it.
-    spdlog::warn(
-        "pool '{}' (id {}) not synced: this client may not read it ({}); its stored "
-        "rows are kept as they were",
-        display_text(pool.name, Controls::escape), pool.id, pool.error);
+    // Rows go to the sink as they are read, so that memory holds one image at a time
+    // (plus the sink's own staging), not the whole inventory. Nothing is visible before
+    // commit(); an exception anywhere below drops the transaction and with it all of it.
+    m_transaction = m_sink.begin(m_report.fsid, m_source.cluster_name());
+    m_transaction->add_pools(pools());
+    list_all();
+    read_all();
+    store_and_commit();
+    m_report.seconds = seconds_since(m_start);
+    return std::move(m_report);
   }
-  // Rows go to the sink as they are read, so that memory holds one image at a time
-  // (plus the sink's own staging), not the whole inventory. Nothing is visible before
-  // commit(); an exception anywhere below drops the transaction and with it all of it.
-  auto transaction = sink.begin(report.fsid, source.cluster_name());
-  transaction->add_pools(pools);
-  TrashKeys trash_keys;
 
-  // List everything first, so that progress has a total.
-  std::vector<std::vector<inventory::ImageRef>> listed(pools.size());
-  std::size_t total = 0;
-  for (std::size_t p = 0; p < pools.size(); ++p) {
-    const inventory::Pool& pool = pools[p];
-    check_interrupted();
-    PoolListing listing = source.list_pool(pool);
-    spdlog::debug("pool '{}': {} images, {} namespaces, {} in trash listed", pool.name,
-                  listing.images.size(), listing.namespaces.size(), listing.trash.size());
-    total += listing.images.size();
-    listed[p] = std::move(listing.images);
-    for (const inventory::Namespace& ns : listing.namespaces) {
-      transaction->add_namespace(ns);
+ private:
+  const std::vector<inventory::Pool>& pools() const { return m_selection.pools; }
+
+  void tell(Phase phase, std::size_t done, std::size_t total) {
+    if (m_progress != nullptr) {
+      m_progress->on_progress(phase, done, total);
     }
-    for (const inventory::TrashEntry& entry : listing.trash) {
-      if (trash_keys.first_time(entry)) {
-        transaction->add_trash(entry);
+  }
+
+  void check_interrupted() {
+    if (m_options.check_interrupted) {
+      m_options.check_interrupted();
+    }
+  }
+
+  /// Lists every pool's images, namespaces and trash first, so that progress has a total.
+  void list_all() {
+    m_listed.resize(pools().size());
+    for (std::size_t p = 0; p < pools().size(); ++p) {
+      const inventory::Pool& pool = pools()[p];
+      check_interrupted();
+      PoolListing listing = m_source.list_pool(pool);
+      spdlog::debug("pool '{}': {} images, {} namespaces, {} in trash listed", pool.name,
+                    listing.images.size(), listing.namespaces.size(), listing.trash.size());
+      m_total += listing.images.size();
+      m_listed[p] = std::move(listing.images);
+      for (const inventory::Namespace& ns : listing.namespaces) {
+        m_transaction->add_namespace(ns);
+      }
+      for (const inventory::TrashEntry& entry : listing.trash) {
+        if (m_trash_keys.first_time(entry)) {
+          m_transaction->add_trash(entry);
+        }
       }
     }
+    spdlog::info("listing: {} pools, {} images in {:.3f}s", m_report.pools, m_total,
+                 seconds_since(m_start));
   }
 
-  spdlog::info("listing: {} pools, {} images in {:.3f}s", report.pools, total,
-               seconds_since(start));
-  const auto read_start = std::chrono::steady_clock::now();
-  tell(Phase::reading, 0, total);
-  std::size_t done = 0;
-  for (std::size_t p = 0; p < pools.size(); ++p) {
-    const inventory::Pool& pool = pools[p];
-    std::vector<inventory::ImageRef>& refs = listed[p];
-    if (refs.empty()) {
-      continue;
+  void read_all() {
+    const auto read_start = std::chrono::steady_clock::now();
+    tell(Phase::reading, 0, m_total);
+    for (std::size_t p = 0; p < pools().size(); ++p) {
+      std::vector<inventory::ImageRef>& refs = m_listed[p];
+      if (refs.empty()) {
+        continue;
+      }
+      check_interrupted();
+      read_pool(pools()[p], refs);
+      // The pool's references are no longer needed.
+      std::vector<inventory::ImageRef>().swap(refs);
     }
-    check_interrupted();
-    // Results are handed on as they arrive, in any order: the stored outcome does not
-    // depend on the order. Failures wait for one retry after the batch.
+    m_report.read = m_source.read_methods();
+    spdlog::info("reading: {} images read, {} vanished, {} unreadable, in {:.3f}s", m_report.images,
+                 m_report.skipped, m_report.stale.size(), seconds_since(read_start));
+    const UnknownCounts& unknown = m_report.unknown;
+    if (unknown.total() > 0) {
+      spdlog::info(
+          "not permitted to this client, stored as unknown: {} parents, {} children counts, {} "
+          "group names, {} usages",
+          unknown.parents, unknown.children, unknown.groups, unknown.usage);
+    }
+  }
+
+  /// Reads the images `refs` of `pool`. Results are handed on as they arrive, in any
+  /// order: the stored outcome does not depend on the order. Failures wait for one retry
+  /// after the batch.
+  void read_pool(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs) {
     std::vector<bool> reported(refs.size(), false);
     std::vector<std::size_t> retries;
-    source.read_images(pool, refs, [&](std::size_t index, ImageRead read) {
+    m_source.read_images(pool, refs, [&](std::size_t index, ImageRead read) {
       if (index >= refs.size() || reported[index]) {
         throw Error(ExitCode::internal, "the source reported image " + std::to_string(index) +
                                             " of pool '" + pool.name + "' twice or out of range");
@@ -193,8 +224,8 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
         spdlog::debug("image {}: {}; retrying once", image_path(pool, refs[index]), read.error);
         retries.push_back(index);
       } else {
-        apply(pool, refs[index], std::move(read), *transaction, trash_keys, report);
-        tell(Phase::reading, ++done, total);
+        apply(pool, refs[index], std::move(read), *m_transaction, m_trash_keys, m_report);
+        tell(Phase::reading, ++m_done, m_total);
       }
       check_interrupted();
     });
@@ -206,43 +237,49 @@ SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncO
     }
     for (const std::size_t index : retries) {
       check_interrupted();
-      apply(pool, refs[index], source.read_image(pool, refs[index]), *transaction, trash_keys,
-            report);
-      tell(Phase::reading, ++done, total);
+      apply(pool, refs[index], m_source.read_image(pool, refs[index]), *m_transaction, m_trash_keys,
+            m_report);
+      tell(Phase::reading, ++m_done, m_total);
     }
-    // The pool's references are no longer needed.
-    std::vector<inventory::ImageRef>().swap(refs);
-  }
-  report.read = source.read_methods();
-  spdlog::info("reading: {} images read, {} vanished, {} unreadable, in {:.3f}s", report.images,
-               report.skipped, report.stale.size(), seconds_since(read_start));
-  if (report.unknown.total() > 0) {
-    spdlog::info(
-        "not permitted to this client, stored as unknown: {} parents, {} children counts, {} "
-        "group names, {} usages",
-        report.unknown.parents, report.unknown.children, report.unknown.groups,
-        report.unknown.usage);
   }
 
-  SyncScope scope;
-  scope.all_pools = options.pool_names.empty();
-  for (const UnreadablePool& pool : selection.unreadable) {
-    scope.unread_pool_ids.push_back(pool.id);
+  void store_and_commit() {
+    SyncScope scope;
+    scope.all_pools = m_options.pool_names.empty();
+    for (const UnreadablePool& pool : m_selection.unreadable) {
+      scope.unread_pool_ids.push_back(pool.id);
+    }
+    const auto write_start = std::chrono::steady_clock::now();
+    tell(Phase::writing, m_done, m_total);
+    m_report.counts = m_transaction->store(scope, m_report.stale);
+    tell(Phase::committing, m_done, m_total);
+    // The last moment a stop request can still leave the database untouched.
+    check_interrupted();
+    m_transaction->commit();
+    const KindCounts& images = m_report.counts.images;
+    spdlog::info("writing: images {} added, {} changed, {} removed; committed in {:.3f}s",
+                 images.added, images.changed, images.removed, seconds_since(write_start));
   }
 
-  const auto write_start = std::chrono::steady_clock::now();
-  tell(Phase::writing, done, total);
-  report.counts = transaction->store(scope, report.stale);
-  tell(Phase::committing, done, total);
-  // The last moment a stop request can still leave the database untouched.
-  check_interrupted();
-  transaction->commit();
-  const KindCounts& images = report.counts.images;
-  spdlog::info("writing: images {} added, {} changed, {} removed; committed in {:.3f}s",
-               images.added, images.changed, images.removed, seconds_since(write_start));
+  InventorySource& m_source;
+  InventorySink& m_sink;
+  const SyncOptions& m_options;
+  ProgressObserver* m_progress;
+  std::chrono::steady_clock::time_point m_start;
+  SyncReport m_report;
+  PoolSelection m_selection;
+  std::unique_ptr<SinkTransaction> m_transaction;
+  TrashKeys m_trash_keys;
+  std::vector<std::vector<inventory::ImageRef>> m_listed;  ///< per pool, until it is read
+  std::size_t m_total = 0;                                 ///< images listed
+  std::size_t m_done = 0;                                  ///< images read (or given up)
+};
 
-  report.seconds = seconds_since(start);
-  return report;
+}  // namespace
+
+SyncReport Syncer::run(InventorySource& source, InventorySink& sink, const SyncOptions& options,
+                       ProgressObserver* progress) {
+  return SyncRun(source, sink, options, progress).run();
 }
 
 }  // namespace rbdsync::sync

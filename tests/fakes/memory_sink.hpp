@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "support/inventory_compare.hpp"
 #include "sync/sink.hpp"
 
 namespace rbdsync::testing {
@@ -156,7 +157,7 @@ class MemorySink : public sync::InventorySink {
           });
       counts.namespaces = merge<inventory::Namespace>(
           cluster.namespaces, seen.namespaces,
-          [](const inventory::Namespace& ns) { return ns.tied(); },
+          [](const inventory::Namespace& ns) { return tied(ns); },
           [&](const inventory::Namespace& ns) { return pool_in_scope(ns.pool_id); }, never);
       counts.trash = merge<inventory::TrashEntry>(
           cluster.trash, seen.trash,

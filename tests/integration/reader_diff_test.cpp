@@ -16,6 +16,7 @@
 #include "ceph/ceph_source.hpp"
 #include "ceph/direct_reader.hpp"
 #include "integration/harness.hpp"
+#include "support/inventory_compare.hpp"
 
 namespace rbdsync::testing {
 namespace {

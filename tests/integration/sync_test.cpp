@@ -1,6 +1,11 @@
 // End to end: the real binary syncs the real throwaway cluster into the real database.
+#include <map>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
+#include "db/inventory_rows.hpp"
 #include "integration/harness.hpp"
 
 namespace rbdsync::testing {
@@ -181,6 +186,70 @@ TEST_F(SchemaTest, SecondMigrateAppliesNothing) {
   EXPECT_EQ(db.rows("SELECT string_agg(version::text, ',' ORDER BY version) "
                     "FROM rbdsync.schema_migrations"),
             std::vector<std::string>{applied});
+}
+
+/// Column name -> "type" or "type NOT NULL", as a staging table would declare it.
+using Definitions = std::map<std::string, std::string>;
+
+Definitions declared(const std::vector<db::ColumnType>& columns) {
+  Definitions definitions;
+  for (const db::ColumnType& column : columns) {
+    const std::string definition = column.sql_type + (column.not_null ? " NOT NULL" : "");
+    EXPECT_TRUE(definitions.emplace(column.name, definition).second)
+        << column.name << " declared twice";
+  }
+  return definitions;
+}
+
+/// The columns of rbdsync.`table` as migrated, but those that rbd-sync maintains itself
+/// (first_seen_at, updated_at) rather than stages.
+Definitions migrated(const TestDatabase& db, const std::string& table) {
+  Definitions definitions;
+  for (const std::string& row :
+       db.rows("SELECT attname || '|' || format_type(atttypid, atttypmod) || "
+               "CASE WHEN attnotnull THEN ' NOT NULL' ELSE '' END FROM pg_attribute "
+               "WHERE attrelid = 'rbdsync." +
+               table +
+               "'::regclass AND attnum > 0 AND NOT attisdropped "
+               "AND attname NOT IN ('first_seen_at', 'updated_at')")) {
+    const auto bar = row.find('|');
+    definitions[row.substr(0, bar)] = row.substr(bar + 1);
+  }
+  return definitions;
+}
+
+// Staging tables are created from the columns db/inventory_rows.cpp declares: a type or
+// a NOT NULL that differed from sql/ would change how a staged value is cast, or refuse
+// it, before it reaches the real table.
+TEST_F(SchemaTest, DeclaredColumnsMatchTheMigratedSchema) {
+  const RunResult migrated_run = migrate();
+  ASSERT_EQ(migrated_run.exit_code, 0) << migrated_run.err;
+  for (const db::Table* table : {&db::pools_table(), &db::namespaces_table(), &db::images_table(),
+                                 &db::snapshots_table(), &db::trash_table()}) {
+    ASSERT_EQ(table->types.size(), 1 + table->keys.size() + table->values.size()) << table->name;
+    const Definitions in_code = declared(table->types);
+    const Definitions in_schema = migrated(db, table->name);
+    for (const auto& [name, definition] : in_schema) {
+      const auto found = in_code.find(name);
+      EXPECT_EQ(found == in_code.end() ? "not declared" : found->second, definition)
+          << table->name << "." << name;
+    }
+    for (const auto& [name, definition] : in_code) {
+      EXPECT_EQ(in_schema.count(name), 1U) << table->name << "." << name << " is not in sql/";
+    }
+  }
+
+  // The first row of an image never read is made from stale_images: each of its columns
+  // has the type of the images column it goes to (the error to stale_error). NOT NULL may
+  // differ: what the listing knew is always there.
+  const Definitions images = migrated(db, "images");
+  for (const db::ColumnType& column : db::stale_image_types()) {
+    const std::string stored = column.name == "error" ? "stale_error" : column.name;
+    ASSERT_EQ(images.count(stored), 1U) << column.name;
+    const std::string& type = images.at(stored);
+    EXPECT_TRUE(type == column.sql_type || type == column.sql_type + " NOT NULL")
+        << column.name << ": " << column.sql_type << " staged, " << type << " stored";
+  }
 }
 
 }  // namespace

@@ -1,0 +1,91 @@
+#pragma once
+
+/// Inside db/ only: a table's columns declared once, each with its name, its type as the
+/// staging table declares it and the function that gives its value in a row. The table
+/// the SQL statements name (Table) and the rows COPYed into it both come from that one
+/// list, so a column's name and its value cannot drift apart.
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "common/text.hpp"
+#include "db/table_sync.hpp"
+
+namespace rbdsync::db {
+
+inline constexpr bool k_not_null = true;
+inline constexpr bool k_nullable = false;
+
+/// One column of rows made from an `In`.
+template <typename In>
+struct Column {
+  const char* name;
+  const char* sql_type;  ///< as PostgreSQL's format_type() spells it
+  bool not_null;         ///< k_not_null or k_nullable
+  /// A plain function, not std::function: called for every column of every row.
+  Field (*value)(const In&);
+};
+
+template <typename In>
+using ColumnList = std::vector<Column<In>>;
+
+/// The definitions of `lists`' columns, in order, for a staging table.
+template <typename In>
+std::vector<ColumnType> column_types(std::initializer_list<const ColumnList<In>*> lists) {
+  std::vector<ColumnType> types;
+  for (const ColumnList<In>* list : lists) {
+    for (const Column<In>& column : *list) {
+      types.push_back(ColumnType{column.name, column.sql_type, column.not_null});
+    }
+  }
+  return types;
+}
+
+/// Appends the values of `columns` for `in` to `row`.
+template <typename In>
+void add_values(const ColumnList<In>& columns, const In& in, Row& row) {
+  for (const Column<In>& column : columns) {
+    row.push_back(column.value(in));
+  }
+}
+
+/// An inventory table of schema rbdsync: its rows begin with the cluster's fsid, which
+/// every `In` carries, then the keys, then the values.
+template <typename In>
+struct Columns {
+  const char* name;
+  ColumnList<In> keys;  ///< after fsid
+  ColumnList<In> values;
+  bool per_image = false;
+
+  Table table() const {
+    Table table{name, {}, {}, per_image, {}};
+    const ColumnList<In> fsid{fsid_column()};
+    for (const Column<In>& column : keys) {
+      table.keys.emplace_back(column.name);
+    }
+    for (const Column<In>& column : values) {
+      table.values.emplace_back(column.name);
+    }
+    table.types = column_types<In>({&fsid, &keys, &values});
+    return table;
+  }
+
+  Row row(const In& in) const {
+    Row row;
+    row.reserve(1 + keys.size() + values.size());
+    row.push_back(fsid_column().value(in));
+    add_values(keys, in, row);
+    add_values(values, in, row);
+    return row;
+  }
+
+ private:
+  static Column<In> fsid_column() {
+    return {"fsid", "uuid", k_not_null,
+            [](const In& in) -> Field { return display_text(in.fsid); }};
+  }
+};
+
+}  // namespace rbdsync::db

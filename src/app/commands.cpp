@@ -93,10 +93,16 @@ ceph::CephConfig ceph_config(const cli::Config& config) {
   const ceph::ImageReader reader = config.reader == cli::ImageReader::direct
                                        ? ceph::ImageReader::direct
                                        : ceph::ImageReader::librbd;
-  // In CephConfig's order: conf, client, keyring, timeout, exact usage, reader.
-  return {config.ceph_conf,   config.ceph_client,
-          config.keyring,     config.ceph_timeout_seconds,
-          config.exact_usage, reader};
+  // By name, not by position: three of these are strings, which a reordered
+  // CephConfig would swap without a compile error.
+  ceph::CephConfig ceph;
+  ceph.conf_path = config.ceph_conf;
+  ceph.client_name = config.ceph_client;
+  ceph.keyring_path = config.keyring;
+  ceph.timeout_seconds = config.ceph_timeout_seconds;
+  ceph.exact_usage = config.exact_usage;
+  ceph.reader = reader;
+  return ceph;
 }
 
 /// One run, from the moment it holds the lock file to its end: it connects, claims the

@@ -200,11 +200,9 @@ struct TrashEntry {
 };
 
 /// "pool/namespace/image", or "pool/image" in the default namespace: how `rbd` names an
-/// image in messages. An object, not a function, while sync/syncer.cpp keeps an
-/// image_path of its own: argument-dependent lookup would find a function here too and
-/// make that file's calls ambiguous. Once syncer.cpp uses this one, make it a function.
-inline constexpr auto image_path = [](const Pool& pool, const ImageRef& ref) -> std::string {
+/// image in messages. Raw bytes: callers make display text of it.
+inline std::string image_path(const Pool& pool, const ImageRef& ref) {
   return pool.name + "/" + (ref.pool_namespace.empty() ? "" : ref.pool_namespace + "/") + ref.name;
-};
+}
 
 }  // namespace rbdsync::inventory

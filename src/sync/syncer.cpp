@@ -20,18 +20,16 @@ namespace rbdsync::sync {
 namespace {
 
 /// pool[/namespace]/name as one line of display text: names may hold any bytes.
-std::string image_path(const inventory::Pool& pool, const inventory::ImageRef& image) {
-  std::string path = pool.name + "/";
-  if (!image.pool_namespace.empty()) {
-    path += image.pool_namespace + "/";
-  }
-  return display_text(path + image.name, Controls::escape);
+std::string shown_path(const inventory::Pool& pool, const inventory::ImageRef& image) {
+  return display_text(inventory::image_path(pool, image), Controls::escape);
+}
+return display_text(path + image.name, Controls::escape);
 }
 
 StaleImage stale_image(const inventory::Pool& pool, const inventory::ImageRef& ref,
                        std::string error) {
   return StaleImage{inventory::ImageKey{pool.id, ref.pool_namespace, ref.image_id}, ref.name,
-                    image_path(pool, ref), std::move(error)};
+                    shown_path(pool, ref), std::move(error)};
 }
 
 /// Trash entries can be met twice in one sync: an image listed, then removed (which
@@ -82,7 +80,7 @@ void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRea
         // A value of this image that cannot be stored (e.g. a size beyond 2^63-1) makes
         // it unreadable, not the run: its rows are kept, marked stale, as for a failed read.
         spdlog::warn("image {} cannot be stored: {}; keeping its stored rows, marked stale",
-                     image_path(pool, ref), error.what());
+                     shown_path(pool, ref), error.what());
         report.stale.push_back(stale_image(pool, ref, error.what()));
         break;
       }
@@ -92,7 +90,7 @@ void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRea
     case ImageRead::Outcome::gone:
       // Deleted between listing and reading: normal on a live cluster, as `rbd ls -l`
       // treats it. Counted, and its stored rows go like any deleted image's.
-      spdlog::debug("image {} vanished while reading{}; skipped", image_path(pool, ref),
+      spdlog::debug("image {} vanished while reading{}; skipped", shown_path(pool, ref),
                     read.trashed ? " (now in the trash)" : "");
       if (read.trashed && trash_keys.first_time(*read.trashed)) {
         transaction.add_trash(*read.trashed);
@@ -101,7 +99,7 @@ void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRea
       break;
     case ImageRead::Outcome::failed:
       spdlog::warn("image {} could not be read: {}; keeping its stored rows, marked stale",
-                   image_path(pool, ref), display_text(read.error, Controls::escape));
+                   shown_path(pool, ref), display_text(read.error, Controls::escape));
       report.stale.push_back(stale_image(pool, ref, std::move(read.error)));
       break;
   }
@@ -221,7 +219,7 @@ class SyncRun {
       if (read.outcome == ImageRead::Outcome::failed) {
         // A lost reply or a busy OSD can fail one attempt; only a repeated failure is
         // worth keeping the old rows for. Retried once the batch is done, one by one.
-        spdlog::debug("image {}: {}; retrying once", image_path(pool, refs[index]), read.error);
+        spdlog::debug("image {}: {}; retrying once", shown_path(pool, refs[index]), read.error);
         retries.push_back(index);
       } else {
         apply(pool, refs[index], std::move(read), *m_transaction, m_trash_keys, m_report);
@@ -232,7 +230,7 @@ class SyncRun {
     for (std::size_t index = 0; index < refs.size(); ++index) {
       if (!reported[index]) {
         throw Error(ExitCode::internal,
-                    "the source never reported image '" + image_path(pool, refs[index]) + "'");
+                    "the source never reported image '" + shown_path(pool, refs[index]) + "'");
       }
     }
     for (const std::size_t index : retries) {

@@ -23,8 +23,6 @@ namespace {
 std::string shown_path(const inventory::Pool& pool, const inventory::ImageRef& image) {
   return display_text(inventory::image_path(pool, image), Controls::escape);
 }
-return display_text(path + image.name, Controls::escape);
-}
 
 StaleImage stale_image(const inventory::Pool& pool, const inventory::ImageRef& ref,
                        std::string error) {

@@ -164,26 +164,20 @@ OrFallback<std::optional<inventory::Parent>> CloneLinks::parent(const HeaderPare
   if (!found->second.ok()) {
     return found->second.carry<std::optional<inventory::Parent>>();
   }
-  const ParentNames& names = *found->second.value;
-  inventory::Parent parent;
-  parent.pool_id = spec.pool_id;
-  parent.pool_name = names.pool_name;
-  parent.pool_namespace = spec.pool_namespace;
-  parent.image_id = spec.image_id;
-  parent.image_name = names.image_name;
-  parent.snap_id = spec.snap_id;
-  parent.snap_name = names.snap_name;
-  parent.in_trash = names.in_trash;
+  inventory::Parent parent = *found->second.value;
   parent.overlap_bytes = overlap;
-  parent.unknown_reason = names.unknown_reason;
   return Lookup::of(std::move(parent));
 }
 
-OrFallback<CloneLinks::ParentNames> CloneLinks::look_up(const HeaderParent& spec) {
-  using Lookup = OrFallback<ParentNames>;
+OrFallback<inventory::Parent> CloneLinks::look_up(const HeaderParent& spec) {
+  using Lookup = OrFallback<inventory::Parent>;
   ++m_lookups;
-  ParentNames names;
-  if (const int r = m_rados.pool_reverse_lookup(spec.pool_id, &names.pool_name); r < 0) {
+  inventory::Parent parent;  // all but the overlap, which is the clone's own
+  parent.pool_id = spec.pool_id;
+  parent.pool_namespace = spec.pool_namespace;
+  parent.image_id = spec.image_id;
+  parent.snap_id = spec.snap_id;
+  if (const int r = m_rados.pool_reverse_lookup(spec.pool_id, &parent.pool_name); r < 0) {
     return Lookup::fall_back(read_error("the parent's pool", r));
   }
   librados::IoCtx* io = pool_context(spec.pool_id);
@@ -197,8 +191,8 @@ OrFallback<CloneLinks::ParentNames> CloneLinks::look_up(const HeaderParent& spec
   // librbd cannot even open such a clone (it opens the parent with it): what the clone's
   // own header and the OSD map say is all this client can know.
   if (is_permission_errno(-r) || is_permission_errno(-t) || is_permission_errno(-h)) {
-    names.unknown_reason = not_permitted_reason(NotPermitted::parent);
-    return Lookup::of(std::move(names));
+    parent.unknown_reason = not_permitted_reason(NotPermitted::parent);
+    return Lookup::of(std::move(parent));
   }
   if (r < 0) {
     return Lookup::fall_back(read_error("the parent's directory entry", r));
@@ -212,16 +206,16 @@ OrFallback<CloneLinks::ParentNames> CloneLinks::look_up(const HeaderParent& spec
   const std::string id_key = "id_" + spec.image_id;
   OrFallback<std::string> image_name = parent_image_name(keys.directory, keys.trash, id_key);
   if (!image_name.ok()) {
-    return image_name.carry<ParentNames>();
+    return image_name.carry<inventory::Parent>();
   }
-  names.image_name = std::move(*image_name.value);
-  names.in_trash = keys.trash.value(id_key).has_value();
+  parent.image_name = std::move(*image_name.value);
+  parent.in_trash = keys.trash.value(id_key).has_value();
   OrFallback<std::string> snap_name = parent_snapshot_name(keys.header, spec.snap_id);
   if (!snap_name.ok()) {
-    return snap_name.carry<ParentNames>();
+    return snap_name.carry<inventory::Parent>();
   }
-  names.snap_name = std::move(*snap_name.value);
-  return Lookup::of(std::move(names));
+  parent.snap_name = std::move(*snap_name.value);
+  return Lookup::of(std::move(parent));
 }
 
 librados::IoCtx* CloneLinks::pool_context(std::int64_t pool_id) {

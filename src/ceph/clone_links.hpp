@@ -60,13 +60,6 @@ class CloneLinks {
   std::size_t lookups() const { return m_lookups; }
 
  private:
-  struct ParentNames {
-    std::string unknown_reason;  ///< not permitted to read the parent's pool
-    std::string pool_name;
-    std::string image_name;
-    std::string snap_name;
-    bool in_trash = false;
-  };
   /// `rbd_children` of one namespace of one pool: key -> child image ids.
   struct ChildrenTable {
     std::string error;
@@ -79,7 +72,7 @@ class CloneLinks {
   /// How the names of a pool's child images were found (a fallback when one is missing).
   enum class Names { found, not_permitted };
 
-  OrFallback<ParentNames> look_up(const HeaderParent& spec);
+  OrFallback<inventory::Parent> look_up(const HeaderParent& spec);
   librados::IoCtx* pool_context(std::int64_t pool_id);
   ChildrenTable& children_table(std::int64_t pool_id, const std::string& pool_namespace);
   /// The clone v1 children under `key` in `table` (pool `pool_id`); nullopt with
@@ -97,7 +90,7 @@ class CloneLinks {
   std::map<std::int64_t, librados::IoCtx> m_pools;
   std::map<std::int64_t, int> m_pool_errors;
   std::map<std::tuple<std::int64_t, std::string, std::string, std::uint64_t>,
-           OrFallback<ParentNames>>
+           OrFallback<inventory::Parent>>
       m_parents;
   std::optional<std::vector<std::int64_t>> m_base_pools;
   std::string m_pool_list_error;

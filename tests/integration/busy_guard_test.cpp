@@ -114,11 +114,14 @@ class BusyGuardTest : public ::testing::Test {
   Listener postgres;
 };
 
-TEST_F(BusyGuardTest, RunExitsWith75WithinASecondWithoutContactingCephOrPostgres) {
+// "At once" is shown by the run ending while the holder still holds the lock (it never
+// lets go here: a run that waited would hang until CTest's timeout), not by a wall-clock
+// bound, which a loaded host broke (1.18 s under load 7). How fast the busy answer is, is
+// the bench's to measure (bench/busy_exit_latency against flock -n).
+TEST_F(BusyGuardTest, RunExitsWith75WhileTheLockIsHeldWithoutContactingCephOrPostgres) {
   FlockHolder holder(lock_file);
   const RunResult result = run_rbd_sync(args());
   EXPECT_EQ(result.exit_code, 75) << result.err;
-  EXPECT_LT(result.seconds, 1.0);
   EXPECT_NE(result.err.find("already running"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find(lock_file), std::string::npos) << result.err;
   EXPECT_FALSE(mon.was_contacted());

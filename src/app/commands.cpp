@@ -165,7 +165,7 @@ ExitCode RunSession::sync(const OnGuarded& on_guarded) {
   // Committed. Nothing below may turn that into a failure: bookkeeping that fails now
   // is logged, and the run still reports its outcome (exit 0, or 3 when partial).
   m_run.phase = "done";
-  const ExitCode outcome = end(report->partial() ? ExitCode::partial : ExitCode::ok, "", &*report);
+  const ExitCode outcome = end(committed_outcome(*report), "", &*report);
   print_sync_report(*report, m_run.run_id, m_config);
   return outcome;
 }
@@ -257,8 +257,16 @@ ExitCode RunSession::end(ExitCode code, const std::string& message,
   m_run.message = message;
   m_run.duration_seconds = seconds_since(m_start);
   m_run.ended_at = static_cast<std::int64_t>(std::time(nullptr));
-  m_keeper.finish(m_run);
-  record_end_in_history(report);
+  if (report) {
+    // Committed: the row first, so that while it is written (up to --db-timeout) the
+    // holder record still describes the run to `status` and to a busy answer.
+    record_end_in_history(report);
+    m_keeper.finish(m_run);
+  } else {
+    // Failed: the database may be what failed, so the holder record first.
+    m_keeper.finish(m_run);
+    record_end_in_history(report);
+  }
   record_metrics(m_config, m_run, report);
   if (report) {
     spdlog::info("run {} of {} {} in {:.3f}s", m_run.run_id, m_run.fsid,

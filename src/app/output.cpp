@@ -104,7 +104,7 @@ nlohmann::json sync_report_json(const sync::SyncReport& report, const std::strin
                        : fmt::format("synced {} images", report.images);
   const std::string hint =
       report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
-  const ExitCode outcome = report.partial() ? ExitCode::partial : ExitCode::ok;
+  const ExitCode outcome = committed_outcome(report);
   return {{"status", run_status_name(run_status_of(outcome))},
           {"exit_code", to_int(outcome)},
           {"message", message},

@@ -23,15 +23,18 @@ nlohmann::json kind_json(const sync::KindCounts& counts) {
 
 }  // namespace
 
+ExitCode committed_outcome(const sync::SyncReport& report) {
+  return report.partial() ? ExitCode::partial : ExitCode::ok;
+}
+
 std::string format_plain(const sync::SyncReport& report) {
   const sync::KindCounts& images = report.counts.images;
   std::string text = fmt::format(
       "{} fsid={} pools={} images={} added={} changed={} removed={} skipped={} stale={} "
       "unreadable_pools={} unknown={} seconds={:.3f}",
-      run_status_plain_word(report.partial() ? RunStatus::partial : RunStatus::succeeded),
-      report.fsid, report.pools, report.images, images.added, images.changed, images.removed,
-      report.skipped, report.stale.size(), report.unreadable_pools.size(), report.unknown.total(),
-      report.seconds);
+      run_status_plain_word(run_status_of(committed_outcome(report))), report.fsid, report.pools,
+      report.images, images.added, images.changed, images.removed, report.skipped,
+      report.stale.size(), report.unreadable_pools.size(), report.unknown.total(), report.seconds);
   // Per kind: +added/~changed/-removed/=unchanged.
   text += kind_plain("pool_rows", report.counts.pools);
   text += kind_plain("namespace_rows", report.counts.namespaces);

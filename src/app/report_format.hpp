@@ -5,10 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/exit_code.hpp"
 #include "db/run_history.hpp"
 #include "sync/report.hpp"
 
 namespace rbdsync::app {
+
+/// How a committed sync ends: ok, or partial when some images were kept stale. The
+/// exit code, the run's status and the plain line's word all follow from it.
+ExitCode committed_outcome(const sync::SyncReport& report);
 
 /// The one-line plain summary of a sync: `key=value` pairs, the same keys as JSON.
 std::string format_plain(const sync::SyncReport& report);

@@ -4,6 +4,7 @@
 /// read the image instead (a fallback, counted by its text in --json's read.fallbacks);
 /// or why nothing may read it (damage: librbd must not be given it). Exactly one is set.
 
+#include <cassert>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,8 @@ struct OrFallback {
   /// after `prefix` ("clone: ").
   template <typename U>
   OrFallback<U> carry(std::string_view prefix = {}) const {
+    // Carrying a value would make a verdict with no reason, counted as a fallback "".
+    assert(!ok());
     OrFallback<U> result;
     if (!fallback_reason.empty()) {
       result.fallback_reason = std::string(prefix) + fallback_reason;

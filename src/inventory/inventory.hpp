@@ -1,7 +1,8 @@
 #pragma once
 
 /// Plain data: the vocabulary that the Ceph source, the database sink and the syncer
-/// share. No behaviour, no dependencies (tests compare records with
+/// share. No behaviour but image_path (how `rbd` names an image), no dependencies (tests
+/// compare records with
 /// tests/support/inventory_compare.hpp).
 ///
 /// Field names follow what `rbd info`, `rbd du`, `rbd snap ls`, `rbd status`,

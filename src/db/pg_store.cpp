@@ -139,6 +139,11 @@ class PgTransaction : public sync::SinkTransaction {
     // this transaction). A nested anti join over unindexed staged rows is quadratic:
     // 30,000 images took 190 s instead of ~10 (bench/scale.sh --images 30000).
     work.exec("SET LOCAL enable_nestloop = off");
+    // A join the planner must still run as a nested loop (the usage totals' one-row
+    // cross joins) now costs over 10^10, far past jit_above_cost, so PostgreSQL compiled
+    // and inlined it with LLVM: ~1 s of a 2,000-image no-op sync went to compiling one
+    // INSERT of one row. Nothing here runs long enough per row for JIT to pay.
+    work.exec("SET LOCAL jit = off");
     // Written only when new or renamed: a no-op sync writes no inventory row.
     work.exec_params(
         "INSERT INTO rbdsync.clusters (fsid, name) VALUES ($1, $2) ON CONFLICT (fsid) DO NOTHING",

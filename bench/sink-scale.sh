@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A million images, by simulation (issue #18; results in docs/performance.md).
 #
-#   bench/sink-scale.sh [--images N] [--seed S] [--build DIR] [--explain]
+#   bench/sink-scale.sh [--images N] [--seed S] [--build DIR] [--explain] [--pg-set NAME=VALUE]...
 #
 # Pushes N synthetic images (bench/sink_scale: an OpenStack-like mix made from (seed,
 # index), no Ceph cluster) through the real sync::Syncer and db::PgStore into a throwaway
@@ -14,7 +14,12 @@
 #
 # The server logs every statement slower than 1 s; with --explain, auto_explain also logs
 # the plan of each (EXPLAIN ANALYZE, buffers off) and they are printed after the phases,
-# so the planner's choices at N images can be read.
+# so the planner's choices at N images can be read. --pg-set applies a server setting that
+# a reload takes (ALTER SYSTEM), e.g. --pg-set jit=off, to compare the store under it.
+#
+# Wall times on a shared machine mostly say how busy it was: each phase also prints the
+# CPU seconds of the client and of the PostgreSQL server (the postmaster's own and its
+# exited backends' CPU, from /proc), which the machine's load does not inflate.
 #
 # The last line is
 #   images=N full_s=… noop_s=… changed_s=… peak_rss_mib=… rows_written_noop=…
@@ -30,9 +35,10 @@ images=1000000
 seed=18
 build=$root/build
 explain=0
+pg_settings=()
 
 usage() {
-    echo "usage: $0 [--images N] [--seed S] [--build DIR] [--explain]" >&2
+    echo "usage: $0 [--images N] [--seed S] [--build DIR] [--explain] [--pg-set NAME=VALUE]..." >&2
     exit 64
 }
 while (($#)); do
@@ -41,6 +47,7 @@ while (($#)); do
         --seed) seed=${2:-}; shift 2 || usage ;;
         --build) build=${2:-}; shift 2 || usage ;;
         --explain) explain=1; shift ;;
+        --pg-set) pg_settings+=("${2:-}"); shift 2 || usage ;;
         *) usage ;;
     esac
 done
@@ -84,8 +91,13 @@ if ((explain)); then
         -c "ALTER SYSTEM SET auto_explain.log_min_duration = '1s'" \
         -c "ALTER SYSTEM SET auto_explain.log_analyze = on" \
         -c "ALTER SYSTEM SET auto_explain.log_buffers = off" \
-        -c "ALTER SYSTEM SET auto_explain.log_nested_statements = on"
+        -c "ALTER SYSTEM SET auto_explain.log_nested_statements = on" \
+        -c "ALTER SYSTEM SET auto_explain.log_triggers = on"
 fi
+for setting in "${pg_settings[@]}"; do
+    [[ $setting =~ ^([a-z_.]+)=([A-Za-z0-9_.]+)$ ]] || { say "--pg-set takes NAME=VALUE, not '$setting'"; exit 64; }
+    admin "ALTER SYSTEM SET ${BASH_REMATCH[1]} = '${BASH_REMATCH[2]}'"
+done
 admin "SELECT pg_reload_conf()" >/dev/null
 
 # Rows inserted + updated + deleted so far in the inventory tables. A backend's counts
@@ -102,6 +114,16 @@ rows_written() {
          WHERE schemaname = 'rbdsync' AND relname NOT IN ('runs', 'schema_migrations')" | tail -n 1
 }
 
+# CPU seconds of the server so far: the postmaster's, plus its reaped children's (every
+# backend that has exited), fields 14-17 of /proc/PID/stat.
+server_cpu() {
+    local stat fields
+    stat=$(< "/proc/$(head -n 1 "$work/pg/data/postmaster.pid")/stat")
+    read -r -a fields <<< "${stat##*) }"
+    awk -v t="$(getconf CLK_TCK)" -v a="${fields[11]}" -v b="${fields[12]}" -v c="${fields[13]}" \
+        -v d="${fields[14]}" 'BEGIN { printf "%.1f", (a + b + c + d) / t }'
+}
+
 "$sink" --db "$db" --images "$images" --seed "$seed" --phase migrate >&2
 build_rev="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
 git -C "$root" diff --quiet HEAD -- src CMakeLists.txt sql bench/sink_scale.cpp 2>/dev/null ||
@@ -112,17 +134,19 @@ status=0
 declare -A seconds rss rows
 for phase in full noop changed; do
     before=$(rows_written)
+    cpu_before=$(server_cpu)
     log_offset=$(stat -c %s "$server_log")
     say "$phase: syncing $images images"
     code=0
     "$measure" "$work/result" "$sink" --db "$db" --images "$images" --seed "$seed" --phase "$phase" \
         >&2 || code=$?
     after=$(rows_written)
+    server_s=$(awk -v a="$cpu_before" -v b="$(server_cpu)" 'BEGIN { printf "%.1f", b - a }')
     read -r s kib _ cpu < "$work/result"
     seconds[$phase]=$(printf '%.1f' "$s")
     rss[$phase]=$((kib / 1024))
     rows[$phase]=$((after - before))
-    say "$phase: ${seconds[$phase]}s wall, ${cpu}s CPU, peak RSS ${rss[$phase]} MiB, ${rows[$phase]} rows written, exit $code"
+    say "$phase: ${seconds[$phase]}s wall, CPU ${cpu}s client + ${server_s}s PostgreSQL, peak RSS ${rss[$phase]} MiB, ${rows[$phase]} rows written, exit $code"
     ((code == 0)) || status=1
     tail -c +"$((log_offset + 1))" "$server_log" | grep -E 'duration: [0-9.]+ ms +(statement|execute)' |
         sed -E 's/^.*duration: ([0-9.]+) ms +(statement|execute [^:]*):/\1 ms:/' |
@@ -141,7 +165,7 @@ mix=$(sql "SELECT (SELECT count(*) FROM rbdsync.images) || ' images, '
            || (SELECT count(*) FROM rbdsync.namespaces) || ' namespaces, '
            || (SELECT count(*) FROM rbdsync.trash) || ' in trash'")
 say "stored after the changed resync: $mix"
-say "host: $(nproc) cores; load average before $load_before, after $load_after; source $build_rev"
+say "host: $(nproc) cores; load average before $load_before, after $load_after; source $build_rev${pg_settings[*]:+; server settings: ${pg_settings[*]}}"
 
 peak=$(printf '%s\n' "${rss[@]}" | sort -n | tail -n 1)
 verdict() { if (($1)); then echo PASS; else echo MISS; fi; }

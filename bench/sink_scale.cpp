@@ -189,7 +189,7 @@ class SimCluster {
     pool.stored_bytes = count * 20 * k_gib;
     pool.used_bytes = pool.stored_bytes * 3;
     pool.objects = pool.stored_bytes / k_object_size;
-    pool.max_avail_bytes = 500 * 1024 * k_gib;
+    pool.max_avail_bytes = std::uint64_t{500} * 1024 * k_gib;
     m_plans.push_back({pool, kind, first, count});
   }
 
@@ -218,7 +218,8 @@ class SimCluster {
     image.stripe_count = 1;
     image.block_name_prefix = "rbd_data." + ref.image_id;
     const auto created =
-        k_epoch_2023_us + static_cast<std::int64_t>((h >> 8U) % (730 * 86400)) * 1000000;
+        k_epoch_2023_us +
+        static_cast<std::int64_t>((h >> 8U) % (std::uint64_t{730} * 86400)) * 1000000;
     image.create_timestamp = created;
     image.modify_timestamp = created + static_cast<std::int64_t>((h >> 32U) % 30) * k_day_us;
     image.access_timestamp = image.modify_timestamp;
@@ -397,10 +398,10 @@ struct Options {
 };
 
 [[noreturn]] void usage(const char* program) {
-  std::fprintf(stderr,
-               "usage: %s --db CONNINFO --images N [--seed S] [--db-timeout SECONDS] "
-               "--phase migrate|full|noop|changed\n",
-               program);
+  (void)std::fprintf(stderr,
+                     "usage: %s --db CONNINFO --images N [--seed S] [--db-timeout SECONDS] "
+                     "--phase migrate|full|noop|changed\n",
+                     program);
   std::exit(64);  // NOLINT(concurrency-mt-unsafe): single-threaded here
 }
 
@@ -474,7 +475,7 @@ int main(int argc, char** argv) {
       sync_once(options);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "sink_scale: %s: %s\n", options.phase.c_str(), e.what());
+    (void)std::fprintf(stderr, "sink_scale: %s: %s\n", options.phase.c_str(), e.what());
     return 1;
   }
   return 0;

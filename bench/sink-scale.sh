@@ -131,6 +131,12 @@ git -C "$root" diff --quiet HEAD -- src CMakeLists.txt sql bench/sink_scale.cpp 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 status=0
+# The simulation's own share: the same listing and images, handed to no sink.
+"$measure" "$work/result" "$sink" --images "$images" --seed "$seed" --db - --phase source >&2 ||
+    status=1
+read -r s kib _ cpu < "$work/result"
+say "source alone (no sink): $(printf '%.1f' "$s")s wall, CPU ${cpu}s, peak RSS $((kib / 1024)) MiB"
+
 declare -A seconds rss rows
 for phase in full noop changed; do
     before=$(rows_written)

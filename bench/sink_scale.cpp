@@ -3,12 +3,14 @@
 // simulation"; results in docs/performance.md).
 //
 //   sink_scale --db CONNINFO --images N [--seed S] [--db-timeout SECONDS]
-//              --phase migrate|full|noop|changed
+//              --phase migrate|full|noop|changed|source
 //
 // migrate applies the schema migrations; full, noop and changed each run one sync of
 // the same deterministic cluster: full and noop see it as generated from (seed, index),
 // changed sees 1% of its images altered (a size, a snapshot added or removed, a
-// feature). Each phase is a process of its own so that its peak RSS is its own.
+// feature). Each phase is a process of its own so that its peak RSS is its own. source
+// lists and makes every image as a sync does but hands them to no sink: its CPU time is
+// the simulation's own share of a phase's, its peak RSS what the listing's refs cost.
 // Prints one line: "phase=P images=N sync_s=… added=… changed=… removed=… snapshots=…".
 //
 // The images are never all held here: the source makes image i from (seed, i) when it
@@ -400,7 +402,7 @@ struct Options {
 [[noreturn]] void usage(const char* program) {
   (void)std::fprintf(stderr,
                      "usage: %s --db CONNINFO --images N [--seed S] [--db-timeout SECONDS] "
-                     "--phase migrate|full|noop|changed\n",
+                     "--phase migrate|full|noop|changed|source\n",
                      program);
   std::exit(64);  // NOLINT(concurrency-mt-unsafe): single-threaded here
 }
@@ -425,11 +427,34 @@ Options parse(int argc, char** argv) {
     }
   }
   const bool known = options.phase == "migrate" || options.phase == "full" ||
-                     options.phase == "noop" || options.phase == "changed";
+                     options.phase == "noop" || options.phase == "changed" ||
+                     options.phase == "source";
   if (argc % 2 == 0 || options.db.empty() || !known || options.images == 0) {
     usage(argv[0]);
   }
   return options;
+}
+
+/// What a sync asks of the source, without a sink: every listing (held, as the syncer
+/// holds it until its pool is read), then every image.
+void source_only(const Options& options) {
+  const SimCluster cluster(options.seed, options.images, false);
+  SimSource source(cluster);
+  std::vector<sync::PoolListing> listings;
+  for (const inventory::Pool& pool : source.list_pools({}).pools) {
+    listings.push_back(source.list_pool(pool));
+  }
+  std::size_t images = 0;
+  std::uint64_t bytes = 0;
+  const auto pools = source.list_pools({}).pools;
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    source.read_images(pools[p], listings[p].images, [&](std::size_t, const sync::ImageRead& read) {
+      ++images;
+      bytes += read.image.size_bytes;
+    });
+  }
+  std::printf("phase=source images=%zu provisioned_tib=%.1f\n", images,
+              static_cast<double>(bytes) / static_cast<double>(k_gib * 1024));
 }
 
 /// One sync, recorded in rbdsync.runs as the real command does, since the usage history
@@ -471,6 +496,8 @@ int main(int argc, char** argv) {
     if (options.phase == "migrate") {
       db::PgStore store(options.db, options.db_timeout);
       std::printf("phase=migrate applied=%zu\n", store.migrate().size());
+    } else if (options.phase == "source") {
+      source_only(options);
     } else {
       sync_once(options);
     }

@@ -11,7 +11,8 @@
 // feature). Each phase is a process of its own so that its peak RSS is its own. source
 // lists and makes every image as a sync does but hands them to no sink: its CPU time is
 // the simulation's own share of a phase's, its peak RSS what the listing's refs cost.
-// Prints one line: "phase=P images=N sync_s=… added=… changed=… removed=… snapshots=…".
+// Prints one line: "phase=P images=N sync_s=… added=… changed=… removed=… snapshots_added=…
+// snapshots_removed=…" (image and snapshot rows).
 //
 // The images are never all held here: the source makes image i from (seed, i) when it
 // is read. Only today's InventorySource::list_pool(), which returns every ImageRef of a
@@ -396,7 +397,7 @@ struct Options {
   std::string phase;
   std::size_t images = 0;
   std::uint64_t seed = 18;
-  int db_timeout = 3600;
+  int db_timeout = 3600;  ///< generous: a slow statement is to be measured, not cancelled
 };
 
 [[noreturn]] void usage(const char* program) {

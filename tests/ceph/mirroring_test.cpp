@@ -8,17 +8,12 @@
 #include <gtest/gtest.h>
 
 #include "ceph/header_decoder.hpp"
+#include "support/hex.hpp"
 
 namespace rbdsync::ceph {
 namespace {
 
-std::string bytes(const std::string& hex) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
+using rbdsync::testing::bytes;
 
 // Captured from the test cluster (Ceph 16.2.15): `rbd mirror pool enable pool image`,
 // `rbd mirror pool peer add`, `rbd mirror image enable pool/b snapshot`, `rbd mirror

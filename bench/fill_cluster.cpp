@@ -1,6 +1,6 @@
 // Fills a throwaway pool with N RBD images through librbd, several creates in flight.
 //
-//   fill_cluster CONF CLIENT_ID POOL IMAGES [THREADS]      (THREADS default 8)
+//   fill_cluster [--mix dr] CONF CLIENT_ID POOL IMAGES [THREADS]   (THREADS default 8)
 //
 // Images are named img-000000 ...; every 10th gets a snapshot "s1" (the first few of
 // those are protected and cloned, the clones count towards IMAGES), and a few dozen get
@@ -8,6 +8,11 @@
 // present. Every image has the default features (layering, exclusive-lock, object-map,
 // fast-diff, deep-flatten). A serial loop of 1,000 create2 takes ~13 s on a
 // bluestore-on-file OSD; THREADS workers each with their own IoCtx overlap the round trips.
+//
+// --mix dr (DR-like): then the pool gets mirroring mode "image" and a peer (never
+// contacted: no rbd-mirror runs, but librbd creates mirror snapshots only for a pool with
+// one), and every image snapshot-mode mirroring, which creates its first mirror snapshot;
+// every 3rd image gets a second one.
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -65,6 +70,21 @@ int create_retrying_id_collisions(Create create) {
   return r;
 }
 
+/// Takes `--mix NAME` out of the arguments; "" when not given.
+std::string take_mix(int& argc, char** argv) {
+  std::string mix;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--mix") == 0 && i + 1 < argc) {
+      mix = argv[++i];
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  return mix;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -88,11 +108,56 @@ void run_parallel(librados::IoCtx& io, int count, int threads,
   }
 }
 
+/// The DR-like mix: snapshot-mode mirroring on every image of `names`, the clones (whose
+/// parents librbd wants mirrored first) after the rest.
+void mirror_every_image(librados::IoCtx& io, const std::vector<std::string>& names,
+                        const std::vector<std::string>& clones, int threads) {
+  const auto start = std::chrono::steady_clock::now();
+  librbd::RBD rbd;
+  int r = rbd.mirror_mode_set(io, RBD_MIRROR_MODE_IMAGE);
+  if (r < 0) {
+    fail("setting mirroring mode image", r);
+  }
+  std::string peer;
+  r = rbd.mirror_peer_site_add(io, &peer, RBD_MIRROR_PEER_DIRECTION_RX_TX, "dr-site",
+                               "client.dr-site");
+  if (r < 0 && r != -EEXIST) {
+    fail("adding a mirroring peer", r);
+  }
+  std::atomic<int> extra{0};
+  for (const std::vector<std::string>* batch : {&names, &clones}) {
+    run_parallel(io, static_cast<int>(batch->size()), threads, [&](librados::IoCtx& own, int i) {
+      const std::string& name = (*batch)[static_cast<std::size_t>(i)];
+      librbd::RBD api;
+      librbd::Image image;
+      int res = api.open(own, image, name.c_str());
+      if (res < 0) {
+        fail("opening " + name, res);
+      }
+      if ((res = image.mirror_image_enable2(RBD_MIRROR_IMAGE_MODE_SNAPSHOT)) < 0) {
+        fail("enabling mirroring of " + name, res);
+      }
+      std::uint64_t snap_id = 0;
+      if (i % 3 == 0) {
+        if ((res = image.mirror_image_create_snapshot(&snap_id)) < 0) {
+          fail("creating a mirror snapshot of " + name, res);
+        }
+        ++extra;
+      }
+    });
+  }
+  std::printf(
+      "fill_cluster: dr mix: %zu images snapshot-mirrored, %d second mirror snapshots "
+      "in %.1fs\n",
+      names.size() + clones.size(), extra.load(), seconds_since(start));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 5) {
-    std::fprintf(stderr, "usage: %s CONF CLIENT_ID POOL IMAGES [THREADS]\n", argv[0]);
+  const std::string mix = take_mix(argc, argv);
+  if (argc < 5 || !(mix.empty() || mix == "dr")) {
+    std::fprintf(stderr, "usage: %s [--mix dr] CONF CLIENT_ID POOL IMAGES [THREADS]\n", argv[0]);
     return 64;
   }
   const char* conf = argv[1];
@@ -194,6 +259,17 @@ int main(int argc, char** argv) {
     }
   });
   std::printf("fill_cluster: %d clones in %.1fs\n", clones, seconds_since(start));
+  if (mix == "dr") {
+    std::vector<std::string> plain_names;
+    std::vector<std::string> clone_names;
+    for (int i = 0; i < plain; ++i) {
+      plain_names.push_back(image_name(i));
+    }
+    for (int k = 0; k < clones; ++k) {
+      clone_names.push_back(image_name(1000000 - 1 - k));
+    }
+    mirror_every_image(io, plain_names, clone_names, threads);
+  }
   std::printf("fill_cluster: %d image id collision(s) retried\n", id_collisions.load());
   return 0;
 }

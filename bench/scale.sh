@@ -2,6 +2,7 @@
 # The inventory at scale, side by side (issue #9; results in docs/performance.md).
 #
 #   bench/scale.sh [--images N] [--runs R] [--build DIR] [--threads T] [--ways LIST]
+#                  [--mix today|dr]
 #
 # Starts a throwaway Ceph cluster (one bluestore-on-file OSD, no mgr) and PostgreSQL
 # server on private ports, fills a pool with N images through librbd (bench/fill_cluster:
@@ -18,7 +19,11 @@
 # targets of #9. The services are stopped on exit, whatever happens. Exit status: 0, or 1
 # when a measured command failed (a missed target is reported, never an exit status).
 #
-# Defaults: --images 10000, --runs 3, --build build (needs rbd-sync and bench/ targets),
+# --mix dr fills a DR-like pool instead (bench/fill_cluster --mix dr: snapshot-mode
+# mirroring on every image, with mirror snapshots); with the direct reader the report
+# then also says what share of the images it read itself (the --json report's `read`),
+# PASS/MISS against 99%.
+# Defaults: --mix today, --images 10000, --runs 3, --build build (needs rbd-sync and bench/ targets),
 # --ways direct,librbd,cli,python,floor (a subset keeps a large run short: at 100,000
 # images the librbd ways take about half an hour per round).
 # Ports: CEPH_CLUSTER_PORT (default 55789; it uses PORT..PORT+99), PG_SERVER_PORT (61432).
@@ -31,10 +36,11 @@ runs=3
 build=$root/build
 threads=8
 ways_wanted=direct,librbd,cli,python,floor
+mix=today
 readonly pool=bench
 
 usage() {
-    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor]" >&2
+    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor] [--mix today|dr]" >&2
     exit 64
 }
 while (($#)); do
@@ -44,6 +50,7 @@ while (($#)); do
         --build) build=${2:-}; shift 2 || usage ;;
         --threads) threads=${2:-}; shift 2 || usage ;;
         --ways) ways_wanted=${2:-}; shift 2 || usage ;;
+        --mix) mix=${2:-}; shift 2 || usage ;;
         -h | --help) usage ;;
         *) usage ;;
     esac
@@ -53,6 +60,7 @@ done
 [[ $threads =~ ^[0-9]+$ ]] && ((threads >= 1)) || usage
 [[ $ways_wanted =~ ^(direct|librbd|cli|python|floor)(,(direct|librbd|cli|python|floor))*$ ]] ||
     { echo "scale.sh: --ways takes a comma-separated subset of direct,librbd,cli,python,floor" >&2; exit 64; }
+[[ $mix =~ ^(today|dr)$ ]] || { echo "scale.sh: --mix takes today or dr" >&2; exit 64; }
 wanted() { [[ ,$ways_wanted, == *,$1,* ]]; }
 build=$(realpath -- "$build")
 
@@ -96,7 +104,9 @@ db=$RBDSYNC_TEST_DB
 timeout 60 ceph --conf "$conf" --id admin osd pool create "$pool" 32 32 >/dev/null 2>&1
 timeout 60 rbd --conf "$conf" --id admin pool init "$pool"
 t_fill=$(now)
-"$fill" "$conf" admin "$pool" "$images" "$threads" >&2
+fill_mix=()
+[[ $mix == today ]] || fill_mix=(--mix "$mix")
+"$fill" "${fill_mix[@]}" "$conf" admin "$pool" "$images" "$threads" >&2
 fill_seconds=$(awk -v a="$t_fill" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
 say "services up and $images images made in $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')s (fill ${fill_seconds}s)"
 "$rbd_sync" migrate --db "$db" --quiet
@@ -248,9 +258,36 @@ measure_seconds=$(awk -v a="$t_measure" -v b="$(now)" 'BEGIN { printf "%.0f", b 
 snapshots=$(sql "SELECT count(*) FROM rbdsync.snapshots" 2>/dev/null || echo "?")
 clones=$(sql "SELECT count(*) FROM rbdsync.images WHERE parent_image_id IS NOT NULL" 2>/dev/null || echo "?")
 status=0
+# The direct reader's own share of the last full sync (its --json `read`).
+direct_share() {
+    local log=$work/out.rbd-sync:direct:full.log
+    [[ -f $log ]] || return 0
+    "$python" - "$log" "$mix" <<'PY'
+import json, sys
+report = None
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    if line.startswith("{"):
+        try:
+            report = json.loads(line)
+        except ValueError:
+            pass
+read = (report or {}).get("read") or {}
+images = read.get("images") or {}
+total = sum(images.values())
+if not total:
+    print(f"direct reader share ({sys.argv[2]} mix): no --json read report")
+    sys.exit(0)
+share = 100.0 * images.get("header", 0) / total
+fallbacks = ", ".join(f"{k}: {v}" for k, v in sorted((read.get("fallbacks") or {}).items()))
+print(f"direct reader share ({sys.argv[2]} mix): {share:.1f}% read itself "
+      f"({images.get('header', 0)} of {total}; through librbd: {fallbacks or 'none'}) "
+      f"{'PASS' if share >= 99.0 else 'MISS'} (target >= 99%)")
+PY
+}
 "$python" "$root/bench/scale_report.py" "$samples" \
     --images "$images" --runs "$runs" --readers "${readers[*]}" \
     --note "$reader_note" \
-    --note "cluster: 1 mon + 1 bluestore-on-file OSD (no mgr), pool '$pool' 32 PGs; $images images, $snapshots snapshots, $clones clones; fill ${fill_seconds}s ($threads threads)" \
+    --note "cluster: 1 mon + 1 bluestore-on-file OSD (no mgr), pool '$pool' 32 PGs; mix $mix; $images images, $snapshots snapshots, $clones clones; fill ${fill_seconds}s ($threads threads)" \
     --note "host: $(nproc) cores; load average before $load_before, after $load_after; measuring took ${measure_seconds}s; $build_rev" || status=$?
+direct_share
 exit "$status"

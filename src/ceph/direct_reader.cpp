@@ -1,10 +1,12 @@
 #include "ceph/direct_reader.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <list>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include <rbd/features.h>
@@ -14,6 +16,7 @@
 #include "ceph/image_reader.hpp"
 #include "ceph/in_flight.hpp"
 #include "ceph/librbd_rules.hpp"
+#include "ceph/mirroring.hpp"
 #include "ceph/not_permitted.hpp"
 #include "common/text.hpp"
 #include "inventory/librbd_names.hpp"
@@ -30,6 +33,9 @@ constexpr std::uint64_t k_max_omap_keys = 1024;
 constexpr std::uint8_t k_protection_unprotected = 0;
 constexpr std::uint8_t k_protection_protected = 2;
 constexpr std::uint32_t k_user_snapshot = 0;
+constexpr std::uint32_t k_mirror_snapshot = 3;
+/// Image entries asked of a pool's mirroring object in one read.
+constexpr std::size_t k_mirror_keys_per_read = 512;
 
 using Completion = CompletionPtr<librados::AioCompletion>;
 
@@ -121,18 +127,80 @@ std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) 
   return "rbd_object_map." + image_id + suffix;
 }
 
+/// An image's entry in its namespace's mirroring object, read before its header.
+struct MirrorLookup {
+  std::optional<MirrorImageEntry> entry;  ///< none: mirroring is disabled for the image
+  std::string fallback_reason;            ///< the entry could not be read here
+};
+
+/// The mirroring entries of `indices` (refs of one namespace, which `io` is set to) into
+/// `lookups`, a few hundred keys a read.
+void read_mirror_entries(librados::IoCtx& io, const std::vector<ImageRef>& refs,
+                         const std::vector<std::size_t>& indices,
+                         std::vector<MirrorLookup>& lookups) {
+  for (std::size_t first = 0; first < indices.size(); first += k_mirror_keys_per_read) {
+    const std::size_t last = std::min(indices.size(), first + k_mirror_keys_per_read);
+    std::set<std::string> keys;
+    for (std::size_t at = first; at < last; ++at) {
+      keys.insert(mirror_image_key(refs[indices[at]].image_id));
+    }
+    std::map<std::string, librados::bufferlist> values;
+    const int r = io.omap_get_vals_by_keys(k_mirroring_object, keys, &values);
+    for (std::size_t at = first; at < last; ++at) {
+      MirrorLookup& lookup = lookups[indices[at]];
+      const auto found = values.find(mirror_image_key(refs[indices[at]].image_id));
+      // No mirroring object: nothing in the namespace was ever mirrored. Any other
+      // failure (not permitted included) is librbd's to report, as the librbd reader does.
+      if (r < 0 && r != -ENOENT) {
+        lookup.fallback_reason = "cannot read the mirroring object";
+      } else if (found != values.end()) {
+        lookup.entry = decode_mirror_image(found->second.to_str());
+        if (!lookup.entry) {
+          lookup.fallback_reason = "cannot decode the mirroring entry";
+        }
+      }
+    }
+  }
+}
+
+/// Each image's mirroring entry, by index in `refs`; empty when the pool has mirroring
+/// disabled (the librbd reader then asks for none either).
+std::vector<MirrorLookup> read_mirroring(librados::IoCtx& io, const Pool& pool,
+                                         const std::vector<ImageRef>& refs) {
+  std::vector<MirrorLookup> lookups;
+  if (pool.mirror_mode.empty() || pool.mirror_mode == "disabled") {
+    return lookups;
+  }
+  lookups.resize(refs.size());
+  std::map<std::string, std::vector<std::size_t>> by_namespace;
+  for (std::size_t index = 0; index < refs.size(); ++index) {
+    if (!refs[index].image_id.empty()) {  // format 1 images go to librbd anyway
+      by_namespace[refs[index].pool_namespace].push_back(index);
+    }
+  }
+  for (const auto& [pool_namespace, indices] : by_namespace) {
+    io.set_namespace(pool_namespace);
+    read_mirror_entries(io, refs, indices, lookups);
+  }
+  io.set_namespace("");
+  return lookups;
+}
+
 /// Turns one image's reads into an Image, or says why librbd must read it.
 class Assembler {
  public:
+  /// `mirror`: the image's mirroring entry; nullptr when its pool has mirroring disabled.
   Assembler(librados::Rados& rados, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
-            bool exact_usage, std::map<std::string, bool>& known_options, CloneLinks& links)
+            bool exact_usage, std::map<std::string, bool>& known_options, CloneLinks& links,
+            const MirrorLookup* mirror)
       : m_rados(rados),
         m_io(io),
         m_pool(pool),
         m_ref(ref),
         m_exact_usage(exact_usage),
         m_known_options(known_options),
-        m_links(links) {}
+        m_links(links),
+        m_mirror(mirror) {}
 
   /// The image; or why librbd must read it; or the damage that keeps both from it.
   OrFallback<Image> assemble(Slot& slot) {
@@ -142,6 +210,9 @@ class Assembler {
     }
     const DecodedHeader& header = *decoded.value;
     OrFallback<Image> image = with_parent(header, image_of(header));
+    if (image.ok()) {
+      image = with_mirroring(header, std::move(*image.value));
+    }
     if (image.ok()) {
       image = clients(slot, std::move(*image.value));
     }
@@ -156,7 +227,7 @@ class Assembler {
 
  private:
   /// The decoded header, once every read of it worked; a fallback for what the direct
-  /// reader does not read (a migration, mirroring).
+  /// reader does not read (a migration).
   HeaderDecoding check_reads(Slot& slot) {
     const int header_r = slot.header_done->get_return_value();
     for (const int r : {header_r, slot.omap_r, slot.watchers_r, slot.lock_r}) {
@@ -183,9 +254,6 @@ class Assembler {
     HeaderDecoding decoded = decode_header(omap);
     if (decoded.ok() && (decoded.value->features & RBD_FEATURE_MIGRATING) != 0) {
       return HeaderDecoding::fall_back("migration");
-    }
-    if (decoded.ok() && !m_pool.mirror_mode.empty() && m_pool.mirror_mode != "disabled") {
-      return HeaderDecoding::fall_back("mirroring enabled in the pool");
     }
     return decoded;
   }
@@ -238,6 +306,24 @@ class Assembler {
     return OrFallback<Image>::of(std::move(out));
   }
 
+  /// `out` with its mirroring, as the librbd reader reads it in a pool with mirroring
+  /// enabled.
+  OrFallback<Image> with_mirroring(const DecodedHeader& header, Image out) const {
+    if (m_mirror == nullptr) {
+      return OrFallback<Image>::of(std::move(out));
+    }
+    if (!m_mirror->fallback_reason.empty()) {
+      return OrFallback<Image>::fall_back(m_mirror->fallback_reason);
+    }
+    auto mirroring =
+        image_mirroring(m_mirror->entry ? &*m_mirror->entry : nullptr, header.snapshots);
+    if (!mirroring.ok()) {
+      return mirroring.carry<Image>();
+    }
+    out.mirroring = std::move(*mirroring.value);
+    return OrFallback<Image>::of(std::move(out));
+  }
+
   /// `out` with its watchers and lockers.
   static OrFallback<Image> clients(Slot& slot, Image out) {
     for (const obj_watch_t& watcher : slot.watchers) {
@@ -261,7 +347,7 @@ class Assembler {
       return OrFallback<Image>::fall_back("fast-diff with fancy striping");
     }
     for (const HeaderSnapshot& snap : header.snapshots) {
-      if (snap.namespace_type != k_user_snapshot) {
+      if (snap.namespace_type != k_user_snapshot && snap.namespace_type != k_mirror_snapshot) {
         return OrFallback<Image>::fall_back("non-user snapshot");
       }
       if (snap.protection_status != k_protection_unprotected &&
@@ -272,59 +358,83 @@ class Assembler {
     return OrFallback<Image>::of(std::move(out));
   }
 
+  /// Where the next usage diff starts: the last user snapshot's object map (none: from
+  /// nothing) and size, the snapshots of other namespaces since, whose maps librbd's fast
+  /// diff walks too, and the flags of every map in the range so far.
+  struct DiffStart {
+    const std::vector<std::uint8_t>* map = nullptr;
+    std::uint64_t size_bytes = 0;
+    std::vector<const HeaderSnapshot*> between;
+    std::uint64_t range_flags = 0;
+  };
+
   /// `out` with its snapshots and the usage of each and of the head, as the librbd
   /// reader computes it: each user snapshot diffed from the one before, the head from
-  /// the last one; unknown where a map in the range is invalid.
+  /// the last one; unknown where a map in the range is invalid; none for a snapshot of
+  /// another namespace, as `rbd du` shows none.
   OrFallback<Image> snapshots_and_usage(Slot& slot, const DecodedHeader& header, Image out) {
     const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
-    std::uint64_t range_flags = 0;
-    const std::vector<std::uint8_t>* previous_map = nullptr;
-    std::uint64_t previous_size = 0;
+    DiffStart from;
     std::vector<std::vector<std::uint8_t>> maps;
     maps.reserve(header.snapshots.size());
     for (const HeaderSnapshot& snap : header.snapshots) {
-      inventory::Snapshot row;
-      row.id = snap.id;
-      row.name = snap.name;
-      row.size_bytes = snap.size_bytes;
-      row.namespace_type = inventory::snap_namespace_name(static_cast<int>(snap.namespace_type));
-      row.timestamp = snap.timestamp;
-      row.is_protected = snap.protection_status == k_protection_protected;
-      // As the librbd reader asks list_children3() only where children may exist.
-      if (may_have_children(row.is_protected, header.op_features)) {
-        const CloneLinks::ChildrenLookup children = this->children(header, snap.id);
-        if (!children.ok()) {
-          return children.carry<Image>("children: ");
-        }
-        row.children = children.value->count;
-        row.children_unknown_reason = children.value->unknown_reason;
+      OrFallback<inventory::Snapshot> row = snapshot_row(header, snap);
+      if (!row.ok()) {
+        return row.carry<Image>();
       }
-      range_flags |= snap.flags;
-      auto usage = this->usage(fast_diff, range_flags, object_map_name(m_ref.image_id, snap.id),
-                               nullptr, previous_map, previous_size, snap.size_bytes, out);
+      from.range_flags |= snap.flags;
+      if (snap.namespace_type != k_user_snapshot) {
+        row.value->usage.unknown_reason = "not a user snapshot";
+        from.between.push_back(&snap);
+        out.snapshots.push_back(std::move(*row.value));
+        continue;
+      }
+      auto usage = this->usage(fast_diff, from, object_map_name(m_ref.image_id, snap.id), nullptr,
+                               snap.size_bytes, out);
       if (!usage.ok()) {
         return usage.carry<Image>();
       }
-      row.usage = std::move(usage.value->first);
+      row.value->usage = std::move(usage.value->first);
       maps.push_back(std::move(usage.value->second));
-      previous_map = maps.back().empty() ? nullptr : &maps.back();
-      previous_size = snap.size_bytes;
-      range_flags = snap.flags;
-      out.snapshots.push_back(std::move(row));
+      from =
+          DiffStart{maps.back().empty() ? nullptr : &maps.back(), snap.size_bytes, {}, snap.flags};
+      out.snapshots.push_back(std::move(*row.value));
     }
+    from.range_flags |= header.flags;
     if (slot.map_done->get_return_value() < 0 || slot.map_r < 0) {
-      if (fast_diff && ((range_flags | header.flags) & k_invalid_map_flags) == 0) {
+      if (fast_diff && (from.range_flags & k_invalid_map_flags) == 0) {
         return OrFallback<Image>::fall_back("cannot read the object map");
       }
     }
     const std::string head_map = slot.map.to_str();
-    auto usage = this->usage(fast_diff, range_flags | header.flags, std::string(), &head_map,
-                             previous_map, previous_size, out.size_bytes, out);
+    auto usage = this->usage(fast_diff, from, std::string(), &head_map, out.size_bytes, out);
     if (!usage.ok()) {
       return usage.carry<Image>();
     }
     out.usage = std::move(usage.value->first);
     return OrFallback<Image>::of(std::move(out));
+  }
+
+  /// One snapshot's row, without its usage: its fields and children.
+  OrFallback<inventory::Snapshot> snapshot_row(const DecodedHeader& header,
+                                               const HeaderSnapshot& snap) {
+    inventory::Snapshot row;
+    row.id = snap.id;
+    row.name = snap.name;
+    row.size_bytes = snap.size_bytes;
+    row.namespace_type = inventory::snap_namespace_name(static_cast<int>(snap.namespace_type));
+    row.timestamp = snap.timestamp;
+    row.is_protected = snap.protection_status == k_protection_protected;
+    // As the librbd reader asks list_children3() only where children may exist.
+    if (may_have_children(row.is_protected, header.op_features)) {
+      const CloneLinks::ChildrenLookup children = this->children(header, snap.id);
+      if (!children.ok()) {
+        return children.carry<inventory::Snapshot>("children: ");
+      }
+      row.children = children.value->count;
+      row.children_unknown_reason = children.value->unknown_reason;
+    }
+    return OrFallback<inventory::Snapshot>::of(std::move(row));
   }
 
   /// list_children3() of one snapshot: nothing without layering; else the clone v1
@@ -356,41 +466,73 @@ class Assembler {
   using UsageAndMap = std::pair<inventory::Usage, std::vector<std::uint8_t>>;
 
   /// The usage of one snapshot or the head and the object map it used (empty when none
-  /// was needed); a fallback when librbd must compute it.
-  OrFallback<UsageAndMap> usage(bool fast_diff, std::uint64_t range_flags,
+  /// was needed), diffed from `from`; a fallback when librbd must compute it.
+  OrFallback<UsageAndMap> usage(bool fast_diff, const DiffStart& from,
                                 const std::string& map_object, const std::string* map_bytes,
-                                const std::vector<std::uint8_t>* previous_map,
-                                std::uint64_t previous_size, std::uint64_t size,
-                                const Image& image) {
+                                std::uint64_t size, const Image& image) {
     inventory::Usage result;
-    result.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
+    result.unknown_reason = unknown_usage_reason(fast_diff, from.range_flags);
     if (!result.unknown_reason.empty()) {
       if (m_exact_usage) {
         return OrFallback<UsageAndMap>::fall_back("exact usage without a valid fast-diff map");
       }
       return OrFallback<UsageAndMap>::of({result, {}});
     }
-    std::string bytes;
-    if (map_bytes != nullptr) {
-      bytes = *map_bytes;
-    } else {
-      librados::bufferlist read;
-      if (m_io.read(map_object, read, 0, 0) < 0) {
-        return OrFallback<UsageAndMap>::fall_back("cannot read a snapshot's object map");
-      }
-      bytes = read.to_str();
+    auto states = map_bytes != nullptr ? decoded_map(*map_bytes) : read_map(map_object);
+    if (!states.ok()) {
+      return states.carry<UsageAndMap>();
     }
-    auto states = decode_object_map(bytes);
-    if (!states) {
-      return OrFallback<UsageAndMap>::fall_back("cannot decode an object map");
+    auto used = from.map == nullptr || from.between.empty()
+                    ? OrFallback<std::optional<std::uint64_t>>::of(fast_diff_used_bytes(
+                          from.map, from.size_bytes, *states.value, size, image.object_size))
+                    : used_through(from, *states.value, size, image.object_size);
+    if (!used.ok()) {
+      return used.carry<UsageAndMap>();
     }
-    const auto used =
-        fast_diff_used_bytes(previous_map, previous_size, *states, size, image.object_size);
-    if (!used) {
+    if (!*used.value) {
       return OrFallback<UsageAndMap>::fall_back("object map smaller than the image");
     }
-    result.used_bytes = used;
-    return OrFallback<UsageAndMap>::of({result, std::move(*states)});
+    result.used_bytes = *used.value;
+    return OrFallback<UsageAndMap>::of({result, std::move(*states.value)});
+  }
+
+  /// fast_diff_used_bytes_through() from `from`, through the maps of the snapshots
+  /// between, read here.
+  OrFallback<std::optional<std::uint64_t>> used_through(const DiffStart& from,
+                                                        const std::vector<std::uint8_t>& end,
+                                                        std::uint64_t size,
+                                                        std::uint64_t object_size) {
+    std::vector<std::vector<std::uint8_t>> maps;
+    maps.reserve(from.between.size());
+    std::vector<MapOnTheWay> way;
+    for (const HeaderSnapshot* snap : from.between) {
+      auto states = read_map(object_map_name(m_ref.image_id, snap->id));
+      if (!states.ok()) {
+        return states.carry<std::optional<std::uint64_t>>();
+      }
+      maps.push_back(std::move(*states.value));
+      way.push_back({&maps.back(), snap->size_bytes});
+    }
+    return OrFallback<std::optional<std::uint64_t>>::of(
+        fast_diff_used_bytes_through({from.map, from.size_bytes}, way, end, size, object_size));
+  }
+
+  /// A snapshot's object map, read and decoded.
+  OrFallback<std::vector<std::uint8_t>> read_map(const std::string& object) {
+    librados::bufferlist read;
+    if (m_io.read(object, read, 0, 0) < 0) {
+      return OrFallback<std::vector<std::uint8_t>>::fall_back(
+          "cannot read a snapshot's object map");
+    }
+    return decoded_map(read.to_str());
+  }
+
+  static OrFallback<std::vector<std::uint8_t>> decoded_map(const std::string& bytes) {
+    auto states = decode_object_map(bytes);
+    if (!states) {
+      return OrFallback<std::vector<std::uint8_t>>::fall_back("cannot decode an object map");
+    }
+    return OrFallback<std::vector<std::uint8_t>>::of(std::move(*states));
   }
 
   librados::Rados& m_rados;
@@ -400,6 +542,7 @@ class Assembler {
   bool m_exact_usage;
   std::map<std::string, bool>& m_known_options;
   CloneLinks& m_links;
+  const MirrorLookup* m_mirror;
 };
 
 /// The image read through librbd, as the direct reader's fallback for `reason`; failed
@@ -443,6 +586,7 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     on_read(index, librbd_read(rbd, io, pool, refs[index], exact_usage, librbd, reason));
   };
 
+  const std::vector<MirrorLookup> mirroring = read_mirroring(io, pool, refs);
   Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));
   const auto start = [&](std::size_t index) {
     if (refs[index].image_id.empty()) {
@@ -458,7 +602,8 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     Slot& slot = batch.slot(at);
     const std::size_t index = slot.index;
     io.set_namespace(refs[index].pool_namespace);
-    Assembler assembler(rados, io, pool, refs[index], exact_usage, known_options, *links);
+    Assembler assembler(rados, io, pool, refs[index], exact_usage, known_options, *links,
+                        mirroring.empty() ? nullptr : &mirroring[index]);
     OrFallback<Image> image = assembler.assemble(slot);
     batch.release(at);
     if (image.ok()) {

@@ -34,6 +34,27 @@ std::optional<std::uint64_t> u64(const std::string& bytes) {
   return in.at_end() ? std::optional<std::uint64_t>(value) : std::nullopt;
 }
 
+constexpr std::uint32_t k_mirror_namespace = 3;
+
+/// cls::rbd::MirrorSnapshotNamespace after its type: the fields librbd's promotion state
+/// reads, then the copy progress, which the namespace's envelope would skip, read so
+/// that a truncated namespace is caught.
+MirrorSnapshot decode_mirror_namespace(Decoder& in) {
+  MirrorSnapshot mirror;
+  mirror.state = in.number<std::uint8_t>();
+  mirror.complete = in.number<std::uint8_t>() != 0;
+  const auto peers = in.count(sizeof(std::uint32_t));
+  for (std::uint32_t i = 0; i < peers && in.ok(); ++i) {
+    mirror.peer_uuids.push_back(in.text());
+  }
+  mirror.primary_mirror_uuid = in.text();
+  in.number<std::uint64_t>();  // primary snapshot id
+  in.number<std::uint64_t>();  // last copied object number
+  const auto snap_seqs = in.count(2 * sizeof(std::uint64_t));
+  in.skip(std::size_t{snap_seqs} * 2 * sizeof(std::uint64_t));
+  return mirror;
+}
+
 /// cls_rbd_snap. Nautilus and later OSDs write version 8 with compat 8 (no parent, no
 /// features), and the snapshot's parent overlap after child_count (an optional<u64>),
 /// which the inventory has no use for: the envelope skips it. Older versions fail
@@ -53,6 +74,9 @@ HeaderSnapshot decode_snapshot(Decoder& outer) {
   snap.flags = in.number<std::uint64_t>();
   Decoder ns = in.envelope(1);
   snap.namespace_type = ns.number<std::uint32_t>();
+  if (snap.namespace_type == k_mirror_namespace) {
+    snap.mirror = decode_mirror_namespace(ns);
+  }
   snap.timestamp = in.time();
   snap.child_count = in.number<std::uint32_t>();
   return snap;
@@ -576,6 +600,74 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t
       }
     }
     used += std::min(object_size, size_bytes - i * object_size);
+  }
+  return used;
+}
+
+namespace {
+
+/// What librbd's object_map::DiffRequest has found of one object so far.
+enum class DiffState : std::uint8_t { none, hole, updated };
+
+/// One step of DiffRequest: the map `next` against the one before it, into `diff`.
+/// Objects past the end of `previous` (the image grew) count as written when they exist.
+void diff_step(const std::vector<std::uint8_t>& previous, const std::vector<std::uint8_t>& next,
+               std::vector<DiffState>& diff) {
+  const std::size_t overlap = std::min(previous.size(), next.size());
+  for (std::size_t i = 0; i < overlap; ++i) {
+    const std::uint8_t before = previous[i];
+    const std::uint8_t now = next[i];
+    if (now == k_object_nonexistent) {
+      if (before != k_object_nonexistent) {
+        diff[i] = DiffState::hole;
+      }
+    } else if (now == k_object_exists ||
+               (before != now && !(before == k_object_exists && now == k_object_exists_clean))) {
+      diff[i] = DiffState::updated;
+    }
+  }
+  for (std::size_t i = overlap; i < next.size(); ++i) {
+    diff[i] = next[i] == k_object_nonexistent ? DiffState::none : DiffState::updated;
+  }
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> fast_diff_used_bytes_through(const MapOnTheWay& from,
+                                                          const std::vector<MapOnTheWay>& between,
+                                                          const std::vector<std::uint8_t>& end,
+                                                          std::uint64_t size_bytes,
+                                                          std::uint64_t object_size) {
+  if (object_size == 0) {
+    return std::nullopt;
+  }
+  std::vector<MapOnTheWay> maps{from};
+  maps.insert(maps.end(), between.begin(), between.end());
+  maps.push_back({&end, size_bytes});
+  std::vector<DiffState> diff;
+  std::vector<std::uint8_t> previous;
+  for (std::size_t at = 0; at < maps.size(); ++at) {
+    const std::uint64_t objects = ceil_div(maps[at].size_bytes, object_size);
+    if (maps[at].states == nullptr || maps[at].states->size() < objects) {
+      return std::nullopt;
+    }
+    // As DiffRequest: each map cut to its snapshot's objects, then padded with
+    // nonexistent objects to the largest size so far (a shrink removes objects).
+    std::vector<std::uint8_t> current(
+        maps[at].states->begin(), maps[at].states->begin() + static_cast<std::ptrdiff_t>(objects));
+    diff.resize(std::max<std::size_t>(diff.size(), objects), DiffState::none);
+    current.resize(diff.size(), k_object_nonexistent);
+    if (at > 0) {  // the first map, the start snapshot's, is only what the next is diffed against
+      diff_step(previous, current, diff);
+    }
+    previous = std::move(current);
+  }
+  std::uint64_t used = 0;
+  const std::uint64_t objects = ceil_div(size_bytes, object_size);
+  for (std::uint64_t i = 0; i < objects; ++i) {
+    if (diff[i] == DiffState::updated) {
+      used += std::min(object_size, size_bytes - i * object_size);
+    }
   }
   return used;
 }

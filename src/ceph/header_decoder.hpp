@@ -26,6 +26,15 @@
 
 namespace rbdsync::ceph {
 
+/// The namespace of a mirror snapshot (cls::rbd::MirrorSnapshotNamespace): what librbd
+/// reads of it for an image's promotion state.
+struct MirrorSnapshot {
+  std::uint8_t state = 0;  ///< 0 primary, 1 primary demoted, 2 non-primary, 3 non-primary demoted
+  bool complete = false;   ///< a non-primary copy finished
+  std::vector<std::string> peer_uuids;
+  std::string primary_mirror_uuid;  ///< of a non-primary snapshot
+};
+
 /// One `snapshot_<id>` record (cls_rbd_snap, encoding version 8).
 struct HeaderSnapshot {
   std::uint64_t id = 0;
@@ -35,7 +44,8 @@ struct HeaderSnapshot {
   std::uint64_t flags = 0;             ///< RBD_FLAG_*, of this snapshot's object map
   std::uint32_t namespace_type = 0;    ///< 0 user, 1 group, 2 trash, 3 mirror
   std::optional<inventory::Timestamp> timestamp;
-  std::uint32_t child_count = 0;  ///< clone v2 children
+  std::uint32_t child_count = 0;         ///< clone v2 children
+  std::optional<MirrorSnapshot> mirror;  ///< set for a mirror snapshot (namespace 3)
 };
 
 /// The `parent` key (cls_rbd_parent) of a clone: which snapshot of which image it was
@@ -156,6 +166,24 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t
                                                   const std::vector<std::uint8_t>& end,
                                                   std::uint64_t size_bytes,
                                                   std::uint64_t object_size);
+
+/// An object map on a fast diff's way: its object states and the size of the snapshot
+/// it belongs to.
+struct MapOnTheWay {
+  const std::vector<std::uint8_t>* states = nullptr;
+  std::uint64_t size_bytes = 0;
+};
+
+/// fast_diff_used_bytes() from the user snapshot whose map is `from` to `end`, through the
+/// maps of the snapshots between them (`between`, in id order: snapshots of other
+/// namespaces), as librbd's fast diff walks the map of every snapshot in its range: an
+/// object written before one of them counts even where `end` marks it clean since. nullopt
+/// when a map is smaller than its snapshot needs.
+std::optional<std::uint64_t> fast_diff_used_bytes_through(const MapOnTheWay& from,
+                                                          const std::vector<MapOnTheWay>& between,
+                                                          const std::vector<std::uint8_t>& end,
+                                                          std::uint64_t size_bytes,
+                                                          std::uint64_t object_size);
 
 /// Objects an image of `size_bytes` spans (Striper::get_num_objects); nullopt for a
 /// zero figure or when the count overflows.

@@ -6,16 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include "support/hex.hpp"
+
 namespace rbdsync::ceph {
 namespace {
 
-std::string bytes(const std::string& hex) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
+using rbdsync::testing::bytes;
 
 // Captured from the test cluster (Ceph 16.2.15): `rbd create --size 12M`, 1 MiB
 // written at offset 0, then `rbd snap create img@s1`.

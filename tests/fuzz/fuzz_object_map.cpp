@@ -1,9 +1,10 @@
 // libFuzzer harness: decode_object_map() on one or two object maps, then
-// fast_diff_used_bytes() between them and object_count(), as the direct reader calls
-// them.
+// fast_diff_used_bytes() (and fast_diff_used_bytes_through()) between them and
+// object_count(), as the direct reader calls them.
 //
 // Input framing: u8 order selector (order 12 + n % 15, the orders decode_header()
-// accepts), u8 mode (bit 0: there is a `from` map), u64 size, u64 from size, u64 stripe
+// accepts), u8 mode (bit 0: there is a `from` map; bit 1: diff through snapshots
+// between too), u64 size, u64 from size, u64 stripe
 // unit, u64 stripe count (all little-endian); with bit 0, a u32 length and that many
 // bytes of the `from` map; the rest is the `end` map.
 
@@ -51,6 +52,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                         *end, size_bytes, object_size);
   if (used) {
     keep(*used);
+  }
+  // Bit 1: the same diff through both maps as snapshots between (of other namespaces).
+  if ((mode & 2) != 0 && from) {
+    const auto through = rbdsync::ceph::fast_diff_used_bytes_through(
+        {&*from, from_size_bytes}, {{&*end, from_size_bytes}, {&*from, size_bytes}}, *end,
+        size_bytes, object_size);
+    keep(through.value_or(0));
   }
   return 0;
 }

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto snap = rbdsync::ceph::decode_snapshot_record(bytes);
   if (snap) {
     rbdsync::fuzz::keep(snap->id + snap->name.size() + snap->size_bytes + snap->child_count +
-                        snap->namespace_type + (snap->timestamp ? 1 : 0));
+                        snap->namespace_type + (snap->timestamp ? 1 : 0) +
+                        (snap->mirror ? snap->mirror->peer_uuids.size() + snap->mirror->state : 0));
   }
   return 0;
 }

@@ -53,6 +53,18 @@ MIB = 1 << 20
 CAPTURED_SNAPSHOT = b(
     "08083600000004000000000000000200000073310000c00000000000000000000000000000010104"
     "000000000000008566116b11017e370000000000")
+# `rbd mirror image enable img snapshot`, then `rbd mirror image demote img`: the
+# demoted mirror snapshot, and the image's entry in rbd_mirroring.
+CAPTURED_MIRROR_SNAPSHOT = b(
+    "0808d30000000900000000000000590000002e6d6972726f722e7072696d6172792e38643465343565"
+    "382d376133302d343132612d393234392d3634663337376233376630612e38643736376632642d3166"
+    "34352d343133332d393433382d396331633564663962626664000000020000000000000000000000000"
+    "001014a000000030000000101010000002400000062326564326165352d353031312d346535302d3964"
+    "66632d62326137353966356538363200000000feffffffffffffff0000000000000000000000"
+    "00b494126b4160492a0000000000")
+CAPTURED_MIRROR_IMAGE = b(
+    "02012a0000002400000032383233363366652d333634312d346165362d396466372d3265643438623431"
+    "653866640101")
 CAPTURED_HEADER = {
     "access_timestamp": b("8566116b92b96719"),
     "create_timestamp": b("8566116b92b96719"),
@@ -87,10 +99,11 @@ CAPTURED_MIGRATION = (
 
 
 def snapshot(snap_id, name, size, protection=0, flags=0, namespace_type=0,
-             timestamp=b("8566116b11017e37"), child_count=0, overlap=None, version=8):
+             timestamp=b("8566116b11017e37"), child_count=0, overlap=None, version=8,
+             namespace_body=b""):
     """cls_rbd_snap, encoding version 8 (Nautilus and later)."""
     body = (u64(snap_id) + text(name) + u64(size) + u8(protection) + u64(flags) +
-            envelope(u32(namespace_type)) + timestamp + u32(child_count))
+            envelope(u32(namespace_type) + namespace_body) + timestamp + u32(child_count))
     body += u8(0) if overlap is None else u8(1) + u64(overlap)
     return envelope(body, version, version)
 
@@ -169,6 +182,7 @@ def header_seeds():
 
 def snapshot_record_seeds():
     return {
+        **mirror_snapshot_seeds(),
         "captured": CAPTURED_SNAPSHOT,
         "protected-with-child": snapshot(5, "s2", 16 * MIB, protection=2, child_count=1),
         "with-parent-overlap": snapshot(6, "s3", 12 * MIB, overlap=6 * MIB),
@@ -179,6 +193,44 @@ def snapshot_record_seeds():
         "empty-name": snapshot(11, "", 0),
         "version-7": b"\x07" + CAPTURED_SNAPSHOT[1:],
         "truncated": CAPTURED_SNAPSHOT[:30],
+    }
+
+
+def mirror_namespace(state, peers=(), primary_mirror_uuid="", snap_seqs=()):
+    """cls::rbd::MirrorSnapshotNamespace, after its type."""
+    out = u8(state) + u8(1) + u32(len(peers))
+    for peer in peers:
+        out += text(peer)
+    out += text(primary_mirror_uuid) + u64(0xfffffffffffffffe) + u64(0) + u32(len(snap_seqs))
+    for remote, local in snap_seqs:
+        out += u64(remote) + u64(local)
+    return out
+
+
+def mirror_snapshot_seeds():
+    peer = "b2ed2ae5-5011-4e50-9dfc-b2a759f5e862"
+    primary = snapshot(6, ".mirror.primary.g.1", 64 * MIB, namespace_type=3,
+                       namespace_body=mirror_namespace(0, [peer]))
+    return {
+        "captured-mirror-demoted": CAPTURED_MIRROR_SNAPSHOT,
+        "mirror-primary": primary,
+        "mirror-non-primary": snapshot(7, ".mirror.non_primary.g.2", MIB, namespace_type=3,
+                                       namespace_body=mirror_namespace(2, [], "remote-uuid",
+                                                                       [(4, 7), (5, 8)])),
+        "mirror-truncated-namespace": snapshot(8, "m", MIB, namespace_type=3,
+                                               namespace_body=u8(0) + u8(1) + u32(5)),
+    }
+
+
+def mirror_image_seeds():
+    return {
+        "captured": CAPTURED_MIRROR_IMAGE,
+        "journal-version-1": envelope(text("3d582e6b-1f9f-41eb-be5f-f62f0c0535a1") + u8(1), 1, 1),
+        "disabling": envelope(text("g") + u8(0) + u8(1), 2, 1),
+        "newer-version": envelope(text("g") + u8(1) + u8(1) + u64(7), 3, 1),
+        "unknown-mode": envelope(text("g") + u8(1) + u8(9), 2, 1),
+        "newer-compat": envelope(text("g") + u8(1) + u8(1), 3, 3),
+        "truncated": CAPTURED_MIRROR_IMAGE[:20],
     }
 
 
@@ -248,8 +300,9 @@ def object_map_seeds():
         header = envelope(u64(len(states)))
         return u32(len(header)) + header + bytes(packed) + u32(4) + b"\0\0\0\0"
 
-    def params(order, size, from_size=0, stripe_unit=0, stripe_count=0, from_map=None):
-        out = u8(order - 12) + u8(1 if from_map is not None else 0)
+    def params(order, size, from_size=0, stripe_unit=0, stripe_count=0, from_map=None,
+               through=False):
+        out = u8(order - 12) + u8((1 if from_map is not None else 0) | (2 if through else 0))
         out += u64(size) + u64(from_size) + u64(stripe_unit) + u64(stripe_count)
         if from_map is not None:
             out += u32(len(from_map)) + from_map
@@ -263,6 +316,8 @@ def object_map_seeds():
         "four-objects": params(22, 13 * MIB) + bit_vector([3, 0, 1, 2]),
         "rewritten-since": params(22, 16 * MIB, 16 * MIB,
                                   from_map=bit_vector([3, 3, 0, 1])) + bit_vector([3, 1, 3, 0]),
+        "through-snapshots-between": params(22, 16 * MIB, 12 * MIB, from_map=bit_vector(
+            [3, 1, 0]), through=True) + bit_vector([3, 3, 1, 0]),
         "map-too-small": params(22, 12 * MIB) + bit_vector([1, 1]),
         "striped": params(20, 32 * MIB, stripe_unit=64 * 1024, stripe_count=4) + bit_vector(
             [1] * 32),
@@ -333,6 +388,7 @@ CORPORA = {
     "fuzz_object_map": object_map_seeds,
     "fuzz_migration_spec": migration_seeds,
     "fuzz_holder_record": holder_record_seeds,
+    "fuzz_mirror_image": mirror_image_seeds,
 }
 
 

@@ -100,6 +100,12 @@ std::string differences(const inventory::Image& a, const inventory::Image& b) {
               : text(g->pool_id) + ":" + g->name + " unknown '" + g->unknown_reason + "'";
   };
   field("group", group(a), group(b));
+  const auto mirroring = [](const inventory::Image& image) {
+    const auto& m = image.mirroring;
+    return !m ? std::string("none")
+              : m->mode + "/" + m->state + "/" + m->global_id + " primary " + text(m->primary);
+  };
+  field("mirroring", mirroring(a), mirroring(b));
   field("usage", text(a.usage), text(b.usage));
   const auto config = [](const inventory::Image& image) {
     std::string all;
@@ -140,9 +146,33 @@ std::string differences(const inventory::Image& a, const inventory::Image& b) {
     field((at + " usage").c_str(), text(x.usage), text(y.usage));
   }
   if (out.str().empty() && a != b) {
-    out << "  (a field not listed here: migration, mirroring, parent details)\n";
+    out << "  (a field not listed here: migration, parent details)\n";
   }
   return out.str();
+}
+
+/// The image called `name` among `images`; a failure when there is none.
+inventory::Image image_named(const std::map<inventory::ImageKey, inventory::Image>& images,
+                             const std::string& name) {
+  for (const auto& [key, image] : images) {
+    if (image.name == name) {
+      return image;
+    }
+  }
+  ADD_FAILURE() << "no image " << name;
+  return inventory::Image();
+}
+
+/// Every image of `expected` (the librbd reader's) read identically in `got`.
+void expect_identical(const std::map<inventory::ImageKey, inventory::Image>& expected,
+                      const std::map<inventory::ImageKey, inventory::Image>& got) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto& [key, image] : expected) {
+    const auto found = got.find(key);
+    ASSERT_NE(found, got.end()) << image.name;
+    EXPECT_EQ(found->second, image) << image.name << " differs:\n"
+                                    << differences(image, found->second);
+  }
 }
 
 class ReaderDiffTest : public IntegrationTest {};
@@ -229,15 +259,7 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   // + features-*, history, small-objects and the clones above
   ASSERT_EQ(expected.size(), fixture.images + 18 + 11);
   // The clone fixture shows what it is meant to (as librbd reads it).
-  const auto named = [&expected](const std::string& name) {
-    for (const auto& [key, image] : expected) {
-      if (image.name == name) {
-        return image;
-      }
-    }
-    ADD_FAILURE() << "no image " << name;
-    return inventory::Image();
-  };
+  const auto named = [&expected](const std::string& name) { return image_named(expected, name); };
   EXPECT_EQ(named("grandchild").parent.value_or(inventory::Parent()).image_name, "child");
   EXPECT_EQ(named("shrunk-clone").parent.value_or(inventory::Parent()).overlap_bytes, 6 * k_mib);
   EXPECT_EQ(named("of-resized").parent.value_or(inventory::Parent()).overlap_bytes, 16 * k_mib);
@@ -247,13 +269,7 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   EXPECT_FALSE(named("flat-shallow").parent);
   EXPECT_EQ(named("child").snapshots.at(0).children, 2U);
   EXPECT_EQ(named("fast").snapshots.at(0).children, 5U);
-  ASSERT_EQ(got.size(), expected.size());
-  for (const auto& [key, image] : expected) {
-    const auto found = got.find(key);
-    ASSERT_NE(found, got.end()) << image.name;
-    EXPECT_EQ(found->second, image) << image.name << " differs:\n"
-                                    << differences(image, found->second);
-  }
+  expect_identical(expected, got);
 
   // The direct reader decoded most of it itself: only the images it cannot understand
   // went to librbd.
@@ -282,6 +298,110 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   }
   // Only snap-trasher: a snapshot in the trash namespace.
   EXPECT_EQ(through_librbd, 1U);
+}
+
+TEST_F(ReaderDiffTest, DirectReaderReadsASnapshotMirroredPoolItself) {
+  // A DR-like pool: mirroring mode "image", snapshot-mode mirroring on most images, mirror
+  // snapshots among user snapshots, in the default namespace and in a mirrored one. No
+  // rbd-mirror daemon runs: the peer is never contacted, but librbd creates mirror
+  // snapshots (beyond the first) only for a pool that has one.
+  const std::string pool = unique_name("dr");
+  ceph.create_pool(pool);
+  ceph.create_namespace(pool, "site");
+  librbd::RBD rbd;
+  for (const char* ns : {"", "site"}) {
+    librados::IoCtx io = ceph.io(pool, ns);
+    ASSERT_EQ(rbd.mirror_mode_set(io, RBD_MIRROR_MODE_IMAGE), 0) << ns;
+  }
+  {
+    librados::IoCtx io = ceph.io(pool);
+    std::string peer;
+    ASSERT_EQ(rbd.mirror_peer_site_add(io, &peer, RBD_MIRROR_PEER_DIRECTION_RX_TX, "remote",
+                                       "client.remote"),
+              0);
+  }
+  const auto with_image = [&](const std::string& name, const std::string& ns, auto&& act) {
+    librados::IoCtx io = ceph.io(pool, ns);
+    librbd::Image image;
+    ASSERT_EQ(rbd.open(io, image, name.c_str()), 0) << name;
+    act(image);
+  };
+  const auto mirror = [&](const std::string& name, const std::string& ns = "") {
+    with_image(name, ns, [&name](librbd::Image& image) {
+      EXPECT_EQ(image.mirror_image_enable2(RBD_MIRROR_IMAGE_MODE_SNAPSHOT), 0) << name;
+    });
+  };
+  const auto mirror_snapshot = [&](const std::string& name, const std::string& ns = "") {
+    with_image(name, ns, [&name](librbd::Image& image) {
+      std::uint64_t snap_id = 0;
+      EXPECT_EQ(image.mirror_image_create_snapshot(&snap_id), 0) << name;
+    });
+  };
+
+  ceph.create_image(pool, "primary", 16 * k_mib);
+  ceph.write(pool, "primary", 0, 6 * k_mib);
+  mirror("primary");
+  ceph.write(pool, "primary", 8 * k_mib, 2 * k_mib);
+  mirror_snapshot("primary");
+  // Usage diffs that must walk the mirror snapshots' maps: an object rewritten before a
+  // mirror snapshot is clean after it.
+  ceph.create_image(pool, "among-user-snaps", 24 * k_mib);
+  ceph.write(pool, "among-user-snaps", 0, 8 * k_mib);
+  ceph.snapshot(pool, "among-user-snaps", "u1", /*protect=*/false);
+  ceph.write(pool, "among-user-snaps", 0, 4 * k_mib);
+  mirror("among-user-snaps");
+  ceph.write(pool, "among-user-snaps", 12 * k_mib, 4 * k_mib);
+  mirror_snapshot("among-user-snaps");
+  ceph.snapshot(pool, "among-user-snaps", "u2", /*protect=*/false);
+  ceph.write(pool, "among-user-snaps", 4 * k_mib, 4 * k_mib);
+  mirror_snapshot("among-user-snaps");
+  ceph.resize_image(pool, "among-user-snaps", 12 * k_mib);
+  ceph.write(pool, "among-user-snaps", 8 * k_mib, k_mib);
+  // Demoted: the latest mirror snapshot is a demoted primary one (librbd: orphan, not
+  // primary). A non-primary snapshot needs rbd-mirror on a second cluster.
+  ceph.create_image(pool, "demoted", 8 * k_mib);
+  ceph.write(pool, "demoted", 0, k_mib);
+  mirror("demoted");
+  with_image("demoted", "",
+             [](librbd::Image& image) { EXPECT_EQ(image.mirror_image_demote(), 0); });
+  ceph.create_image(pool, "not-mirrored", 8 * k_mib);
+  ceph.create_image(pool, "disabled-again", 8 * k_mib);
+  mirror("disabled-again");
+  with_image("disabled-again", "",
+             [](librbd::Image& image) { EXPECT_EQ(image.mirror_image_disable(false), 0); });
+  ceph.create_image(pool, "without-fast-diff", 8 * k_mib, 0x1);
+  mirror("without-fast-diff");
+  ceph.create_image(pool, "in-site", 8 * k_mib, 0x3d, 22, "site");
+  mirror("in-site", "site");
+  // Journal mode: the primary flag is the journal's tag owner, which librbd reads.
+  ceph.create_image(pool, "journaled", 8 * k_mib, 0x45);
+  with_image("journaled", "", [](librbd::Image& image) {
+    EXPECT_EQ(image.mirror_image_enable2(RBD_MIRROR_IMAGE_MODE_JOURNAL), 0);
+  });
+
+  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
+  ceph::CephSource direct_source(config(ceph::ImageReader::direct));
+  const auto expected = read_all(librbd_source, {pool});
+  const auto got = read_all(direct_source, {pool});
+  ASSERT_EQ(expected.size(), 8U);
+  const auto named = [&expected](const std::string& name) { return image_named(expected, name); };
+  // The fixture shows what it is meant to, as librbd reads it.
+  EXPECT_TRUE(named("primary").mirroring.value_or(inventory::Mirroring()).primary);
+  EXPECT_EQ(named("primary").mirroring.value_or(inventory::Mirroring()).mode, "snapshot");
+  EXPECT_EQ(named("primary").snapshots.size(), 2U);
+  EXPECT_EQ(named("among-user-snaps").snapshots.size(), 5U);
+  EXPECT_FALSE(named("demoted").mirroring.value_or(inventory::Mirroring()).primary);
+  EXPECT_EQ(named("demoted").mirroring.value_or(inventory::Mirroring()).state, "enabled");
+  EXPECT_FALSE(named("not-mirrored").mirroring);
+  EXPECT_FALSE(named("disabled-again").mirroring);
+  EXPECT_TRUE(named("in-site").mirroring);
+  EXPECT_EQ(named("journaled").mirroring.value_or(inventory::Mirroring()).mode, "journal");
+  expect_identical(expected, got);
+
+  // Only the journal-mode image went to librbd.
+  const sync::ReadMethods methods = direct_source.read_methods();
+  EXPECT_EQ(methods.fallbacks, (std::map<std::string, std::size_t>{{"journal-mode mirroring", 1}}));
+  EXPECT_EQ(methods.images.at("header"), 7U);
 }
 
 TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {

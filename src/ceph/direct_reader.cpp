@@ -168,7 +168,7 @@ void read_mirror_entries(librados::IoCtx& io, const std::vector<ImageRef>& refs,
 std::vector<MirrorLookup> read_mirroring(librados::IoCtx& io, const Pool& pool,
                                          const std::vector<ImageRef>& refs) {
   std::vector<MirrorLookup> lookups;
-  if (pool.mirror_mode.empty() || pool.mirror_mode == "disabled") {
+  if (!pool_mirroring_enabled(pool.mirror_mode)) {
     return lookups;
   }
   lookups.resize(refs.size());

@@ -219,7 +219,7 @@ class Reader {
       read_migration(out);
     }
 
-    if (m_pool.mirror_mode != "disabled" && !m_pool.mirror_mode.empty()) {
+    if (pool_mirroring_enabled(m_pool.mirror_mode)) {
       librbd::mirror_image_info_t info{};
       need(m_image.mirror_image_get_info(&info, sizeof info), "cannot read the mirroring state");
       if (info.state != RBD_MIRROR_IMAGE_DISABLED) {

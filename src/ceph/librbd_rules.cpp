@@ -25,4 +25,8 @@ bool may_have_children(bool is_protected, std::uint64_t op_features) {
   return is_protected || (op_features & k_clone_parent) != 0;
 }
 
+bool pool_mirroring_enabled(const std::string& pool_mirror_mode) {
+  return !pool_mirror_mode.empty() && pool_mirror_mode != "disabled";
+}
+
 }  // namespace rbdsync::ceph

@@ -33,4 +33,8 @@ std::string unknown_usage_reason(bool fast_diff, std::uint64_t range_flags);
 /// parent image (`op_features`).
 bool may_have_children(bool is_protected, std::uint64_t op_features);
 
+/// Whether an image's mirroring is read at all: only in a pool whose mirror mode (as
+/// stored, "" when never `rbd pool init`-ed) has mirroring enabled.
+bool pool_mirroring_enabled(const std::string& pool_mirror_mode);
+
 }  // namespace rbdsync::ceph

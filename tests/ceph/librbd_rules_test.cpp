@@ -29,5 +29,12 @@ TEST(LibrbdRules, ChildrenMayExistUnderAProtectedSnapshotOrAV2Parent) {
   EXPECT_TRUE(may_have_children(false, RBD_OPERATION_FEATURE_CLONE_PARENT));
 }
 
+TEST(LibrbdRules, MirroringIsReadOnlyInAPoolWithMirroringEnabled) {
+  EXPECT_FALSE(pool_mirroring_enabled(""));  // never `rbd pool init`-ed
+  EXPECT_FALSE(pool_mirroring_enabled("disabled"));
+  EXPECT_TRUE(pool_mirroring_enabled("image"));
+  EXPECT_TRUE(pool_mirroring_enabled("pool"));
+}
+
 }  // namespace
 }  // namespace rbdsync::ceph

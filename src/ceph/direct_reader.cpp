@@ -30,6 +30,13 @@ constexpr std::uint64_t k_max_omap_keys = 1024;
 constexpr std::uint8_t k_protection_unprotected = 0;
 constexpr std::uint8_t k_protection_protected = 2;
 constexpr std::uint32_t k_user_snapshot = 0;
+constexpr std::uint32_t k_group_snapshot = 1;
+constexpr std::uint32_t k_trash_snapshot = 2;
+
+/// The snapshot namespaces whose snapshots the direct reader reports as librbd does.
+bool is_read_namespace(std::uint32_t type) {
+  return type == k_user_snapshot || type == k_group_snapshot || type == k_trash_snapshot;
+}
 
 using Completion = CompletionPtr<librados::AioCompletion>;
 
@@ -143,6 +150,9 @@ class Assembler {
     const DecodedHeader& header = *decoded.value;
     OrFallback<Image> image = with_parent(header, image_of(header));
     if (image.ok()) {
+      image = with_group(header, std::move(*image.value));
+    }
+    if (image.ok()) {
       image = clients(slot, std::move(*image.value));
     }
     if (image.ok()) {
@@ -238,6 +248,18 @@ class Assembler {
     return OrFallback<Image>::of(std::move(out));
   }
 
+  /// `out` with the group librbd reports for a group member.
+  OrFallback<Image> with_group(const DecodedHeader& header, Image out) {
+    if (header.group) {
+      auto group = m_links.group(*header.group, m_ref.pool_namespace);
+      if (!group.ok()) {
+        return group.carry<Image>("group: ");
+      }
+      out.group = std::move(*group.value);
+    }
+    return OrFallback<Image>::of(std::move(out));
+  }
+
   /// `out` with its watchers and lockers.
   static OrFallback<Image> clients(Slot& slot, Image out) {
     for (const obj_watch_t& watcher : slot.watchers) {
@@ -261,7 +283,7 @@ class Assembler {
       return OrFallback<Image>::fall_back("fast-diff with fancy striping");
     }
     for (const HeaderSnapshot& snap : header.snapshots) {
-      if (snap.namespace_type != k_user_snapshot) {
+      if (!is_read_namespace(snap.namespace_type)) {
         return OrFallback<Image>::fall_back("non-user snapshot");
       }
       if (snap.protection_status != k_protection_unprotected &&
@@ -274,43 +296,38 @@ class Assembler {
 
   /// `out` with its snapshots and the usage of each and of the head, as the librbd
   /// reader computes it: each user snapshot diffed from the one before, the head from
-  /// the last one; unknown where a map in the range is invalid.
+  /// the last one, through the object maps of the other snapshots between them; unknown
+  /// where a map in the range is invalid, and for every snapshot that is not a user's.
   OrFallback<Image> snapshots_and_usage(Slot& slot, const DecodedHeader& header, Image out) {
     const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
     std::uint64_t range_flags = 0;
-    const std::vector<std::uint8_t>* previous_map = nullptr;
-    std::uint64_t previous_size = 0;
-    std::vector<std::vector<std::uint8_t>> maps;
-    maps.reserve(header.snapshots.size());
+    std::vector<std::uint8_t> previous_states;
+    SizedObjectMap previous;  // of the last user snapshot; states nullptr before one
+    std::vector<const HeaderSnapshot*> between;
     for (const HeaderSnapshot& snap : header.snapshots) {
-      inventory::Snapshot row;
-      row.id = snap.id;
-      row.name = snap.name;
-      row.size_bytes = snap.size_bytes;
-      row.namespace_type = inventory::snap_namespace_name(static_cast<int>(snap.namespace_type));
-      row.timestamp = snap.timestamp;
-      row.is_protected = snap.protection_status == k_protection_protected;
-      // As the librbd reader asks list_children3() only where children may exist.
-      if (may_have_children(row.is_protected, header.op_features)) {
-        const CloneLinks::ChildrenLookup children = this->children(header, snap.id);
-        if (!children.ok()) {
-          return children.carry<Image>("children: ");
-        }
-        row.children = children.value->count;
-        row.children_unknown_reason = children.value->unknown_reason;
+      OrFallback<inventory::Snapshot> row = snapshot_row(header, snap);
+      if (!row.ok()) {
+        return row.carry<Image>();
       }
       range_flags |= snap.flags;
-      auto usage = this->usage(fast_diff, range_flags, object_map_name(m_ref.image_id, snap.id),
-                               nullptr, previous_map, previous_size, snap.size_bytes, out);
+      if (snap.namespace_type != k_user_snapshot) {
+        row.value->usage.unknown_reason = "not a user snapshot";  // `rbd du` shows none either
+        between.push_back(&snap);
+        out.snapshots.push_back(std::move(*row.value));
+        continue;
+      }
+      const MapRange range{previous.states != nullptr ? &previous : nullptr, &between,
+                           object_map_name(m_ref.image_id, snap.id), nullptr, snap.size_bytes};
+      auto usage = this->usage(fast_diff, range_flags, range, out);
       if (!usage.ok()) {
         return usage.carry<Image>();
       }
-      row.usage = std::move(usage.value->first);
-      maps.push_back(std::move(usage.value->second));
-      previous_map = maps.back().empty() ? nullptr : &maps.back();
-      previous_size = snap.size_bytes;
+      row.value->usage = std::move(usage.value->first);
+      previous_states = std::move(usage.value->second);
+      previous = {previous_states.empty() ? nullptr : &previous_states, snap.size_bytes};
+      between.clear();
       range_flags = snap.flags;
-      out.snapshots.push_back(std::move(row));
+      out.snapshots.push_back(std::move(*row.value));
     }
     if (slot.map_done->get_return_value() < 0 || slot.map_r < 0) {
       if (fast_diff && ((range_flags | header.flags) & k_invalid_map_flags) == 0) {
@@ -318,13 +335,38 @@ class Assembler {
       }
     }
     const std::string head_map = slot.map.to_str();
-    auto usage = this->usage(fast_diff, range_flags | header.flags, std::string(), &head_map,
-                             previous_map, previous_size, out.size_bytes, out);
+    const MapRange range{previous.states != nullptr ? &previous : nullptr, &between, std::string(),
+                         &head_map, out.size_bytes};
+    auto usage = this->usage(fast_diff, range_flags | header.flags, range, out);
     if (!usage.ok()) {
       return usage.carry<Image>();
     }
     out.usage = std::move(usage.value->first);
     return OrFallback<Image>::of(std::move(out));
+  }
+
+  /// One snapshot's row without its usage, with its children as the librbd reader asks
+  /// for them: it reads the protection of user snapshots only.
+  OrFallback<inventory::Snapshot> snapshot_row(const DecodedHeader& header,
+                                               const HeaderSnapshot& snap) {
+    inventory::Snapshot row;
+    row.id = snap.id;
+    row.name = snap.name;
+    row.size_bytes = snap.size_bytes;
+    row.namespace_type = inventory::snap_namespace_name(static_cast<int>(snap.namespace_type));
+    row.timestamp = snap.timestamp;
+    row.is_protected =
+        snap.namespace_type == k_user_snapshot && snap.protection_status == k_protection_protected;
+    // As the librbd reader asks list_children3() only where children may exist.
+    if (may_have_children(row.is_protected, header.op_features)) {
+      const CloneLinks::ChildrenLookup children = this->children(header, snap.id);
+      if (!children.ok()) {
+        return children.carry<inventory::Snapshot>("children: ");
+      }
+      row.children = children.value->count;
+      row.children_unknown_reason = children.value->unknown_reason;
+    }
+    return OrFallback<inventory::Snapshot>::of(std::move(row));
   }
 
   /// list_children3() of one snapshot: nothing without layering; else the clone v1
@@ -355,12 +397,20 @@ class Assembler {
 
   using UsageAndMap = std::pair<inventory::Usage, std::vector<std::uint8_t>>;
 
+  /// The object maps a fast diff loads: from the last user snapshot's (nullptr: from
+  /// nothing) through the maps of the snapshots `between`, to the end's: the map object
+  /// `end_object` of a snapshot, or the head's bytes `end_bytes`, already read.
+  struct MapRange {
+    const SizedObjectMap* from = nullptr;
+    const std::vector<const HeaderSnapshot*>* between = nullptr;
+    std::string end_object;
+    const std::string* end_bytes = nullptr;
+    std::uint64_t end_size = 0;
+  };
+
   /// The usage of one snapshot or the head and the object map it used (empty when none
   /// was needed); a fallback when librbd must compute it.
-  OrFallback<UsageAndMap> usage(bool fast_diff, std::uint64_t range_flags,
-                                const std::string& map_object, const std::string* map_bytes,
-                                const std::vector<std::uint8_t>* previous_map,
-                                std::uint64_t previous_size, std::uint64_t size,
+  OrFallback<UsageAndMap> usage(bool fast_diff, std::uint64_t range_flags, const MapRange& range,
                                 const Image& image) {
     inventory::Usage result;
     result.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
@@ -370,27 +420,51 @@ class Assembler {
       }
       return OrFallback<UsageAndMap>::of({result, {}});
     }
-    std::string bytes;
-    if (map_bytes != nullptr) {
-      bytes = *map_bytes;
-    } else {
-      librados::bufferlist read;
-      if (m_io.read(map_object, read, 0, 0) < 0) {
-        return OrFallback<UsageAndMap>::fall_back("cannot read a snapshot's object map");
+    std::vector<std::vector<std::uint8_t>> maps;
+    maps.reserve(range.between->size() + 1);
+    for (const HeaderSnapshot* snap : *range.between) {
+      auto states = object_map(object_map_name(m_ref.image_id, snap->id), nullptr);
+      if (!states.ok()) {
+        return states.carry<UsageAndMap>();
       }
-      bytes = read.to_str();
+      maps.push_back(std::move(*states.value));
     }
-    auto states = decode_object_map(bytes);
-    if (!states) {
-      return OrFallback<UsageAndMap>::fall_back("cannot decode an object map");
+    auto end = object_map(range.end_object, range.end_bytes);
+    if (!end.ok()) {
+      return end.carry<UsageAndMap>();
     }
-    const auto used =
-        fast_diff_used_bytes(previous_map, previous_size, *states, size, image.object_size);
+    maps.push_back(std::move(*end.value));
+    std::vector<SizedObjectMap> chain;
+    for (std::size_t at = 0; at < range.between->size(); ++at) {
+      chain.push_back({&maps[at], (*range.between)[at]->size_bytes});
+    }
+    chain.push_back({&maps.back(), range.end_size});
+    const auto used = fast_diff_used_bytes(range.from, chain, image.object_size);
     if (!used) {
       return OrFallback<UsageAndMap>::fall_back("object map smaller than the image");
     }
     result.used_bytes = used;
-    return OrFallback<UsageAndMap>::of({result, std::move(*states)});
+    return OrFallback<UsageAndMap>::of({result, std::move(maps.back())});
+  }
+
+  /// The states in the object map object `object`, or in `bytes` when already read.
+  OrFallback<std::vector<std::uint8_t>> object_map(const std::string& object,
+                                                   const std::string* bytes) {
+    using States = OrFallback<std::vector<std::uint8_t>>;
+    std::string read_bytes;
+    if (bytes == nullptr) {
+      librados::bufferlist read;
+      if (m_io.read(object, read, 0, 0) < 0) {
+        return States::fall_back("cannot read a snapshot's object map");
+      }
+      read_bytes = read.to_str();
+      bytes = &read_bytes;
+    }
+    auto states = decode_object_map(*bytes);
+    if (!states) {
+      return States::fall_back("cannot decode an object map");
+    }
+    return States::of(std::move(*states));
   }
 
   librados::Rados& m_rados;

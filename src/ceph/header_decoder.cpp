@@ -34,6 +34,25 @@ std::optional<std::uint64_t> u64(const std::string& bytes) {
   return in.at_end() ? std::optional<std::uint64_t>(value) : std::nullopt;
 }
 
+constexpr std::uint32_t k_group_namespace = 1;
+constexpr std::uint32_t k_trash_namespace = 2;
+
+/// Reads the body of a group or trash snapshot namespace (cls::rbd::GroupSnapshotNamespace:
+/// group pool, group id, group snapshot id; TrashSnapshotNamespace: original name and
+/// namespace type) only to find it whole: the OSD decodes it for every snapshot read and
+/// fails them all when it cannot. The inventory records the type alone. A longer body is
+/// a later version, which the envelope skips.
+void check_namespace_body(Decoder& ns, std::uint32_t type) {
+  if (type == k_group_namespace) {
+    ns.number<std::int64_t>();
+    ns.text();
+    ns.text();
+  } else if (type == k_trash_namespace) {
+    ns.text();
+    ns.number<std::uint32_t>();
+  }
+}
+
 /// cls_rbd_snap. Nautilus and later OSDs write version 8 with compat 8 (no parent, no
 /// features), and the snapshot's parent overlap after child_count (an optional<u64>),
 /// which the inventory has no use for: the envelope skips it. Older versions fail
@@ -53,6 +72,7 @@ HeaderSnapshot decode_snapshot(Decoder& outer) {
   snap.flags = in.number<std::uint64_t>();
   Decoder ns = in.envelope(1);
   snap.namespace_type = ns.number<std::uint32_t>();
+  check_namespace_body(ns, snap.namespace_type);
   snap.timestamp = in.time();
   snap.child_count = in.number<std::uint32_t>();
   return snap;
@@ -83,6 +103,16 @@ HeaderParent decode_parent(Decoder& outer) {
     in.fail();
   }
   return parent;
+}
+
+/// cls::rbd::GroupSpec: ENCODE_START(1, 1) { s64 pool id, string group id }; a later
+/// version may add fields after these, which the envelope skips.
+GroupSpec decode_group(Decoder& outer) {
+  Decoder in = outer.envelope(1);
+  GroupSpec spec;
+  spec.pool_id = in.number<std::int64_t>();
+  spec.group_id = in.text();
+  return spec;
 }
 
 /// The smallest ENCODE_START envelope: version, compat, length.
@@ -191,7 +221,7 @@ class HeaderBuilder {
       return std::nullopt;  // not in the inventory: the snapshot context, other metadata
     }
     if (key == k_group_key) {
-      return HeaderDecoding::fall_back("group member");
+      return decode_value(key, value, [this](Decoder& in) { m_header.group = decode_group(in); });
     }
     if (key == "migration") {
       return HeaderDecoding::fall_back("migration");
@@ -401,17 +431,17 @@ std::optional<std::string> decode_trash_name(const std::string& bytes) {
 }
 
 std::optional<GroupSpec> decode_group_spec(const std::string& bytes) {
-  // GroupSpec: ENCODE_START(1, 1) { s64 pool id, string group id }; a later version may
-  // add fields after these, which the envelope lets us skip.
-  Decoder outer(bytes);
-  Decoder in = outer.envelope(1);
-  GroupSpec spec;
-  spec.pool_id = in.number<std::int64_t>();
-  spec.group_id = in.text();
-  if (!in.ok() || !outer.at_end()) {
-    return std::nullopt;
+  Decoder in(bytes);
+  GroupSpec spec = decode_group(in);
+  return in.at_end() ? std::optional<GroupSpec>(std::move(spec)) : std::nullopt;
+}
+
+std::string encode_dir_get_name_request(const std::string& id) {
+  std::string request;
+  for (int i = 0; i < 4; ++i) {
+    request.push_back(static_cast<char>((id.size() >> (8 * i)) & 0xff));
   }
-  return spec;
+  return request + id;
 }
 
 std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image_id,
@@ -546,38 +576,78 @@ std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_
   return *objects - missing;
 }
 
+namespace {
+
+/// What a fast diff has found of one object so far (librbd's DIFF_STATE_*).
+enum class DiffState { none, hole, updated };
+
+/// The state of object `i` in `map`: nonexistent past the objects of its snapshot, as
+/// librbd truncates each map to its snapshot's size and pads it to the largest.
+std::uint8_t state_at(const SizedObjectMap& map, std::uint64_t objects, std::uint64_t i) {
+  return i < objects ? (*map.states)[i] : k_object_nonexistent;
+}
+
+/// One step of object_map::DiffRequest: the object's state goes from `before` to `now`.
+/// A hole once it vanishes; updated once it is written (exists, or changed other than
+/// from exists to exists-clean, which a snapshot does); else as it was.
+DiffState diff_step(DiffState so_far, std::uint8_t before, std::uint8_t now) {
+  if (now == k_object_nonexistent) {
+    return before != k_object_nonexistent ? DiffState::hole : so_far;
+  }
+  const bool had_data = before == k_object_exists || before == k_object_exists_clean;
+  if (had_data && now == k_object_exists_clean) {
+    return so_far;
+  }
+  return DiffState::updated;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> fast_diff_used_bytes(const SizedObjectMap* from,
+                                                  const std::vector<SizedObjectMap>& chain,
+                                                  std::uint64_t object_size) {
+  if (object_size == 0 || chain.empty()) {
+    return std::nullopt;
+  }
+  // Objects each map covers; a map smaller than that makes librbd refuse.
+  std::vector<std::uint64_t> objects;
+  for (const SizedObjectMap& map : chain) {
+    objects.push_back(ceil_div(map.size_bytes, object_size));
+    if (map.states == nullptr || map.states->size() < objects.back()) {
+      return std::nullopt;
+    }
+  }
+  const std::uint64_t from_objects = from != nullptr ? ceil_div(from->size_bytes, object_size) : 0;
+  if (from != nullptr && (from->states == nullptr || from->states->size() < from_objects)) {
+    return std::nullopt;
+  }
+  const std::uint64_t size_bytes = chain.back().size_bytes;
+  // The sum never exceeds size_bytes: each object adds at most what is left of it.
+  std::uint64_t used = 0;
+  for (std::uint64_t i = 0; i < objects.back(); ++i) {
+    // From nothing, librbd starts at the first snapshot and takes all it holds as new.
+    std::uint8_t before = from != nullptr ? state_at(*from, from_objects, i) : k_object_nonexistent;
+    DiffState state = DiffState::none;
+    for (std::size_t at = 0; at < chain.size(); ++at) {
+      const std::uint8_t now = state_at(chain[at], objects[at], i);
+      state = diff_step(state, before, now);
+      before = now;
+    }
+    if (state == DiffState::updated) {
+      used += std::min(object_size, size_bytes - i * object_size);
+    }
+  }
+  return used;
+}
+
 std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t>* from,
                                                   std::uint64_t from_size_bytes,
                                                   const std::vector<std::uint8_t>& end,
                                                   std::uint64_t size_bytes,
                                                   std::uint64_t object_size) {
-  if (object_size == 0) {
-    return std::nullopt;
-  }
-  const std::uint64_t objects = ceil_div(size_bytes, object_size);
-  const std::uint64_t from_objects = from != nullptr ? ceil_div(from_size_bytes, object_size) : 0;
-  if (end.size() < objects || (from != nullptr && from->size() < from_objects)) {
-    return std::nullopt;
-  }
-  // librbd's object_map::DiffRequest: an object counts when it exists at the end and
-  // did not exist (or was being written) at the start, or was written again since.
-  // The sum never exceeds size_bytes: each object adds at most what is left of it.
-  std::uint64_t used = 0;
-  for (std::uint64_t i = 0; i < objects; ++i) {
-    const std::uint8_t state = end[i];
-    if (state == k_object_nonexistent) {
-      continue;
-    }
-    if (i < from_objects) {
-      const std::uint8_t before = (*from)[i];
-      const bool had_data = before == k_object_exists || before == k_object_exists_clean;
-      if (had_data && state == k_object_exists_clean) {
-        continue;  // unchanged since the start
-      }
-    }
-    used += std::min(object_size, size_bytes - i * object_size);
-  }
-  return used;
+  const SizedObjectMap start{from, from_size_bytes};
+  return fast_diff_used_bytes(from != nullptr ? &start : nullptr, {{&end, size_bytes}},
+                              object_size);
 }
 
 }  // namespace rbdsync::ceph

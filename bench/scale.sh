@@ -2,10 +2,13 @@
 # The inventory at scale, side by side (issue #9; results in docs/performance.md).
 #
 #   bench/scale.sh [--images N] [--runs R] [--build DIR] [--threads T] [--ways LIST]
+#                  [--mix default|openstack]
 #
 # Starts a throwaway Ceph cluster (one bluestore-on-file OSD, no mgr) and PostgreSQL
 # server on private ports, fills a pool with N images through librbd (bench/fill_cluster:
-# ~10% with a snapshot, a few clones, a few dozen small writes), then times, R rounds,
+# the default mix ~10% with a snapshot, a few clones, a few dozen small writes; the
+# openstack mix clone v2 children of a few protected snapshots, trashed parent snapshots,
+# groups with group snapshots), then times, R rounds,
 # alternating (the order rotates each round):
 #   * rbd-sync run, once per reader (--reader librbd and --reader direct when
 #     `rbd-sync run --help` lists --reader, else the default reader only): a full sync into
@@ -15,7 +18,8 @@
 #   * the floor: one header omap read per image, 64 in flight (bench/header_floor).
 # and prints one table: median seconds (min-max), ms/image, ratios, peak RSS, inventory
 # rows inserted/updated/deleted per run (pg_stat_user_tables), and PASS/MISS for the
-# targets of #9. The services are stopped on exit, whatever happens. Exit status: 0, or 1
+# targets of #9, and the share of images the direct reader read itself (PASS/MISS against
+# 99%, issue #18). The services are stopped on exit, whatever happens. Exit status: 0, or 1
 # when a measured command failed (a missed target is reported, never an exit status).
 #
 # Defaults: --images 10000, --runs 3, --build build (needs rbd-sync and bench/ targets),
@@ -31,10 +35,11 @@ runs=3
 build=$root/build
 threads=8
 ways_wanted=direct,librbd,cli,python,floor
+mix=default
 readonly pool=bench
 
 usage() {
-    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor]" >&2
+    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor] [--mix default|openstack]" >&2
     exit 64
 }
 while (($#)); do
@@ -44,6 +49,7 @@ while (($#)); do
         --build) build=${2:-}; shift 2 || usage ;;
         --threads) threads=${2:-}; shift 2 || usage ;;
         --ways) ways_wanted=${2:-}; shift 2 || usage ;;
+        --mix) mix=${2:-}; shift 2 || usage ;;
         -h | --help) usage ;;
         *) usage ;;
     esac
@@ -53,6 +59,7 @@ done
 [[ $threads =~ ^[0-9]+$ ]] && ((threads >= 1)) || usage
 [[ $ways_wanted =~ ^(direct|librbd|cli|python|floor)(,(direct|librbd|cli|python|floor))*$ ]] ||
     { echo "scale.sh: --ways takes a comma-separated subset of direct,librbd,cli,python,floor" >&2; exit 64; }
+[[ $mix =~ ^(default|openstack)$ ]] || { echo "scale.sh: --mix takes default or openstack" >&2; exit 64; }
 wanted() { [[ ,$ways_wanted, == *,$1,* ]]; }
 build=$(realpath -- "$build")
 
@@ -96,7 +103,7 @@ db=$RBDSYNC_TEST_DB
 timeout 60 ceph --conf "$conf" --id admin osd pool create "$pool" 32 32 >/dev/null 2>&1
 timeout 60 rbd --conf "$conf" --id admin pool init "$pool"
 t_fill=$(now)
-"$fill" "$conf" admin "$pool" "$images" "$threads" >&2
+"$fill" --mix "$mix" "$conf" admin "$pool" "$images" "$threads" >&2
 fill_seconds=$(awk -v a="$t_fill" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
 say "services up and $images images made in $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')s (fill ${fill_seconds}s)"
 "$rbd_sync" migrate --db "$db" --quiet
@@ -181,7 +188,33 @@ measure_rbd_sync() {
         "$measure" "$work/result" "$rbd_sync" "${args[@]}" > "$work/out.$way.log" 2>&1 || true
         after=$(row_counts rbdsync)
         record "$way" "$round" "$work/result" "$before" "$after"
+        [[ $reader == librbd || $mode == noop ]] || direct_share "$work/out.$way.log"
     done
+}
+
+# The share of images the direct reader read itself (issue #18: at least 99% of each
+# mix), from the --json report's read figures: `header` reads against `librbd` ones.
+direct_share() {
+    local line
+    line=$("$python" - "$1" <<'PY'
+import json, sys
+report = None
+for text in open(sys.argv[1], errors="replace"):
+    if text.startswith("{"):
+        report = json.loads(text)
+if report is None or "read" not in report:
+    print("no --json report")
+    sys.exit(0)
+images = report["read"]["images"]
+header, total = images.get("header", 0), sum(images.values())
+share = 100.0 * header / total if total else 0.0
+fallbacks = ", ".join(f"{k}: {v}" for k, v in sorted(report["read"]["fallbacks"].items()))
+verdict = "PASS" if share >= 99.0 else "MISS"
+print(f"{share:.2f}% ({header} of {total} reads) {verdict} (target >= 99%); fallbacks: {fallbacks or 'none'}")
+PY
+)
+    say "direct reader share, mix $mix: $line"
+    share_note="direct reader share, mix $mix: $line"
 }
 
 measure_cli() {
@@ -251,6 +284,7 @@ status=0
 "$python" "$root/bench/scale_report.py" "$samples" \
     --images "$images" --runs "$runs" --readers "${readers[*]}" \
     --note "$reader_note" \
-    --note "cluster: 1 mon + 1 bluestore-on-file OSD (no mgr), pool '$pool' 32 PGs; $images images, $snapshots snapshots, $clones clones; fill ${fill_seconds}s ($threads threads)" \
+    --note "${share_note:-direct reader share: not measured}" \
+    --note "cluster: 1 mon + 1 bluestore-on-file OSD (no mgr), pool '$pool' 32 PGs; mix $mix, $images images, $snapshots snapshots, $clones clones; fill ${fill_seconds}s ($threads threads)" \
     --note "host: $(nproc) cores; load average before $load_before, after $load_after; measuring took ${measure_seconds}s; $build_rev" || status=$?
 exit "$status"

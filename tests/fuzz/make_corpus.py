@@ -263,14 +263,16 @@ def lock_info_seeds():
     }
 
 
-def object_map_seeds():
-    def bit_vector(states):
-        packed = bytearray((len(states) + 3) // 4)
-        for i, state in enumerate(states):
-            packed[i // 4] |= (state & 3) << ((3 - i % 4) * 2)
-        header = envelope(u64(len(states)))
-        return u32(len(header)) + header + bytes(packed) + u32(4) + b"\0\0\0\0"
+def bit_vector(states):
+    """BitVector<2>: a header bufferlist, the packed states, a CRC footer."""
+    packed = bytearray((len(states) + 3) // 4)
+    for i, state in enumerate(states):
+        packed[i // 4] |= (state & 3) << ((3 - i % 4) * 2)
+    header = envelope(u64(len(states)))
+    return u32(len(header)) + header + bytes(packed) + u32(4) + b"\0\0\0\0"
 
+
+def object_map_seeds():
     def params(order, size, from_size=0, stripe_unit=0, stripe_count=0, from_map=None):
         out = u8(order - 12) + u8(1 if from_map is not None else 0)
         out += u64(size) + u64(from_size) + u64(stripe_unit) + u64(stripe_count)
@@ -306,13 +308,6 @@ def group_spec_seeds():
 
 
 def fast_diff_chain_seeds():
-    def bit_vector(states):
-        packed = bytearray((len(states) + 3) // 4)
-        for i, state in enumerate(states):
-            packed[i // 4] |= (state & 3) << ((3 - i % 4) * 2)
-        header = envelope(u64(len(states)))
-        return u32(len(header)) + header + bytes(packed) + u32(4) + b"\0\0\0\0"
-
     def chain(order, maps, with_from):
         mode = (1 if with_from else 0) | ((len(maps) - (2 if with_from else 1)) << 1)
         out = u8(order - 12) + u8(mode)

@@ -145,6 +145,52 @@ std::string differences(const inventory::Image& a, const inventory::Image& b) {
   return out.str();
 }
 
+/// Both readers read the same images, identically.
+void expect_identical(const std::map<inventory::ImageKey, inventory::Image>& expected,
+                      const std::map<inventory::ImageKey, inventory::Image>& got) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto& [key, image] : expected) {
+    const auto found = got.find(key);
+    ASSERT_NE(found, got.end()) << image.name;
+    EXPECT_EQ(found->second, image) << image.name << " differs:\n"
+                                    << differences(image, found->second);
+  }
+}
+
+/// What the direct reader hands to librbd, by reason, when it reads every image of
+/// `pool` (as `source` lists it); each of them must be read.
+ceph::FallbackCounts direct_fallbacks(CephAdmin& ceph, ceph::CephSource& source,
+                                      const std::string& pool) {
+  librados::Rados rados;
+  EXPECT_EQ(rados.init(required_env("RBDSYNC_TEST_CEPH_ADMIN_ID").c_str()), 0);
+  EXPECT_EQ(rados.conf_read_file(required_env("RBDSYNC_TEST_CEPH_CONF").c_str()), 0);
+  EXPECT_EQ(rados.connect(), 0);
+  librados::IoCtx io;
+  if (rados.ioctx_create(pool.c_str(), io) != 0) {
+    ADD_FAILURE() << "cannot open pool " << pool;
+    return {};
+  }
+  librbd::RBD rbd;
+  inventory::Pool pool_info;
+  pool_info.id = ceph.pool_id(pool);
+  pool_info.name = pool;
+  pool_info.mirror_mode = "disabled";
+  const sync::PoolListing listing = source.list_pool(pool_info);
+  ceph::FallbackCounts fallbacks;
+  std::size_t read = 0;
+  ceph::read_images_direct(
+      rados, rbd, io, pool_info, listing.images, false,
+      [&read](std::size_t, const sync::ImageRead& r) {
+        read += r.outcome == sync::ImageRead::Outcome::read ? 1 : 0;
+      },
+      fallbacks);
+  EXPECT_EQ(read, listing.images.size());
+  for (const auto& [reason, count] : fallbacks) {
+    std::cout << "through librbd: " << reason << ": " << count << "\n";
+  }
+  return fallbacks;
+}
+
 class ReaderDiffTest : public IntegrationTest {};
 
 TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
@@ -247,41 +293,10 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   EXPECT_FALSE(named("flat-shallow").parent);
   EXPECT_EQ(named("child").snapshots.at(0).children, 2U);
   EXPECT_EQ(named("fast").snapshots.at(0).children, 5U);
-  ASSERT_EQ(got.size(), expected.size());
-  for (const auto& [key, image] : expected) {
-    const auto found = got.find(key);
-    ASSERT_NE(found, got.end()) << image.name;
-    EXPECT_EQ(found->second, image) << image.name << " differs:\n"
-                                    << differences(image, found->second);
-  }
-
-  // The direct reader decoded most of it itself: only the images it cannot understand
-  // went to librbd.
-  librados::Rados rados;
-  ASSERT_EQ(rados.init(required_env("RBDSYNC_TEST_CEPH_ADMIN_ID").c_str()), 0);
-  ASSERT_EQ(rados.conf_read_file(required_env("RBDSYNC_TEST_CEPH_CONF").c_str()), 0);
-  ASSERT_EQ(rados.connect(), 0);
-  librados::IoCtx io;
-  ASSERT_EQ(rados.ioctx_create(pool.c_str(), io), 0);
-  librbd::RBD rbd;
-  inventory::Pool pool_info;
-  pool_info.id = ceph.pool_id(pool);
-  pool_info.name = pool;
-  pool_info.mirror_mode = "disabled";
-  const sync::PoolListing listing = librbd_source.list_pool(pool_info);
-  ceph::FallbackCounts fallbacks;
-  std::size_t read = 0;
-  ceph::read_images_direct(
-      rados, rbd, io, pool_info, listing.images, false,
-      [&read](std::size_t, const sync::ImageRead&) { ++read; }, fallbacks);
-  EXPECT_EQ(read, listing.images.size());
-  std::size_t through_librbd = 0;
-  for (const auto& [reason, count] : fallbacks) {
-    std::cout << "through librbd: " << reason << ": " << count << "\n";
-    through_librbd += count;
-  }
-  // snap-trasher's snapshot in the trash namespace is read directly too.
-  EXPECT_EQ(through_librbd, 0U);
+  expect_identical(expected, got);
+  // The direct reader decoded all of it itself, snap-trasher's snapshot in the trash
+  // namespace included.
+  EXPECT_EQ(direct_fallbacks(ceph, librbd_source, pool), ceph::FallbackCounts{});
 }
 
 /// Fills `pool` as OpenStack fills its pools (issue #18): clone v2 children of a few
@@ -359,37 +374,9 @@ TEST_F(ReaderDiffTest, OpenStackLikePoolIsReadDirectlyAndIdentically) {
   EXPECT_EQ(by_name["glance-b-vm2"].group.value_or(inventory::GroupMembership()).pool_id,
             ceph.pool_id(second));
   EXPECT_EQ(by_name["glance-a"].snapshots.at(0).children, 3U);
-  ASSERT_EQ(got.size(), expected.size());
-  for (const auto& [key, image] : expected) {
-    const auto found = got.find(key);
-    ASSERT_NE(found, got.end()) << image.name;
-    EXPECT_EQ(found->second, image) << image.name << " differs:\n"
-                                    << differences(image, found->second);
-  }
-
+  expect_identical(expected, got);
   // The direct reader read every one of them itself.
-  librados::Rados rados;
-  ASSERT_EQ(rados.init(required_env("RBDSYNC_TEST_CEPH_ADMIN_ID").c_str()), 0);
-  ASSERT_EQ(rados.conf_read_file(required_env("RBDSYNC_TEST_CEPH_CONF").c_str()), 0);
-  ASSERT_EQ(rados.connect(), 0);
-  librados::IoCtx io;
-  ASSERT_EQ(rados.ioctx_create(pool.c_str(), io), 0);
-  librbd::RBD rbd;
-  inventory::Pool pool_info;
-  pool_info.id = ceph.pool_id(pool);
-  pool_info.name = pool;
-  pool_info.mirror_mode = "disabled";
-  const sync::PoolListing listing = librbd_source.list_pool(pool_info);
-  ceph::FallbackCounts fallbacks;
-  std::size_t read = 0;
-  ceph::read_images_direct(
-      rados, rbd, io, pool_info, listing.images, false,
-      [&read](std::size_t, const sync::ImageRead& r) {
-        read += r.outcome == sync::ImageRead::Outcome::read ? 1 : 0;
-      },
-      fallbacks);
-  EXPECT_EQ(read, listing.images.size());
-  EXPECT_EQ(fallbacks, ceph::FallbackCounts{});
+  EXPECT_EQ(direct_fallbacks(ceph, librbd_source, pool), ceph::FallbackCounts{});
 }
 
 TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {

@@ -1,11 +1,21 @@
 // Fills a throwaway pool with N RBD images through librbd, several creates in flight.
 //
-//   fill_cluster [--mix dr] CONF CLIENT_ID POOL IMAGES [THREADS]   (THREADS default 8)
+//   fill_cluster [--mix today|openstack|dr] CONF CLIENT_ID POOL IMAGES [THREADS]
+//                                                          (THREADS default 8)
 //
-// Images are named img-000000 ...; every 10th gets a snapshot "s1" (the first few of
-// those are protected and cloned, the clones count towards IMAGES), and a few dozen get
-// a small write (64 KiB at offset 0), so that usage, parents and snapshots are all
-// present. Every image has the default features (layering, exclusive-lock, object-map,
+// The today mix (the default): images are named img-000000 ...; every 10th gets a snapshot "s1"
+// (the first few of those are protected and cloned, the clones count towards IMAGES), and a few
+// dozen get a small write (64 KiB at offset 0), so that usage, parents and snapshots are all
+// present.
+//
+// --mix openstack fills the pool as OpenStack (Glance, Cinder, Nova on RBD) does: a few
+// base images "base-NN" with data and a protected snapshot "gold", every other image a
+// clone v2 "vm-NNNNNN" of one of them; each base also had a snapshot "rev1" that clones
+// were made from and that was then removed (it stays in the trash namespace while they
+// exist); clones 50g to 50g+4 form the consistency group "cg-g" (a tenth of them in
+// groups), which has a group snapshot "daily".
+//
+// Every image has the default features (layering, exclusive-lock, object-map,
 // fast-diff, deep-flatten). A serial loop of 1,000 create2 takes ~13 s on a
 // bluestore-on-file OSD; THREADS workers each with their own IoCtx overlap the round trips.
 //
@@ -152,12 +162,119 @@ void mirror_every_image(librados::IoCtx& io, const std::vector<std::string>& nam
       names.size() + clones.size(), extra.load(), seconds_since(start));
 }
 
+constexpr const char* k_gold = "gold";
+constexpr const char* k_retired = "rev1";
+constexpr int k_group_members = 5;
+
+std::string numbered(const char* format, int index) {
+  char name[32];
+  std::snprintf(name, sizeof name, format, index);
+  return name;
+}
+
+/// Opens `name` in `io` for a few steps; fails the fill when it cannot.
+struct OpenImage {
+  librbd::RBD rbd;
+  librbd::Image image;
+  OpenImage(librados::IoCtx& io, const std::string& name) {
+    if (const int r = rbd.open(io, image, name.c_str()); r < 0) {
+      fail("opening " + name, r);
+    }
+  }
+  void check(int r, const std::string& what) const {
+    if (r < 0) {
+      fail(what, r);
+    }
+  }
+};
+
+/// A base image: 64 KiB written, snapshots "rev1" and (protected) "gold".
+void make_base(librados::IoCtx& io, int k) {
+  librbd::RBD rbd;
+  int order = 22;
+  const std::string name = numbered("base-%02d", k);
+  const int created = create_retrying_id_collisions(
+      [&] { return rbd.create2(io, name.c_str(), 10 * k_gib, k_features, &order); });
+  if (created < 0) {
+    fail("creating " + name, created);
+  }
+  OpenImage base(io, name);
+  librados::bufferlist data;
+  data.append(std::string(k_write_bytes, static_cast<char>('a' + k % 26)));
+  base.check(static_cast<int>(base.image.write(0, data.length(), data)), "writing " + name);
+  base.check(base.image.snap_create(k_retired), "snapshotting " + name);
+  base.check(base.image.write(1 << 22, data.length(), data), "writing " + name);
+  base.check(base.image.snap_create(k_gold), "snapshotting " + name);
+  base.check(base.image.snap_protect(k_gold), "protecting " + name);
+}
+
+/// Clone v2 `k` of base `k % bases`: every 5th from the snapshot that is removed later.
+void make_vm(librados::IoCtx& io, int k, int bases) {
+  librbd::RBD rbd;
+  librbd::ImageOptions options;
+  options.set(RBD_IMAGE_OPTION_CLONE_FORMAT, std::uint64_t{2});
+  options.set(RBD_IMAGE_OPTION_FEATURES, k_features);
+  const std::string base = numbered("base-%02d", k % bases);
+  const std::string vm = numbered("vm-%06d", k);
+  const char* snap = k % 5 == 4 ? k_retired : k_gold;
+  const int cloned = create_retrying_id_collisions(
+      [&] { return rbd.clone3(io, base.c_str(), snap, io, vm.c_str(), options); });
+  if (cloned < 0) {
+    fail("cloning " + base + "@" + snap + " into " + vm, cloned);
+  }
+}
+
+/// Consistency group `g`: clones 50g .. 50g+4 and one group snapshot of them.
+void make_group(librados::IoCtx& io, int g) {
+  librbd::RBD rbd;
+  const std::string group = numbered("cg-%04d", g);
+  if (const int r = rbd.group_create(io, group.c_str()); r < 0) {
+    fail("creating group " + group, r);
+  }
+  for (int m = 0; m < k_group_members; ++m) {
+    const std::string vm = numbered("vm-%06d", g * 50 + m);
+    if (const int r = rbd.group_image_add(io, group.c_str(), io, vm.c_str()); r < 0) {
+      fail("adding " + vm + " to " + group, r);
+    }
+  }
+  if (const int r = rbd.group_snap_create(io, group.c_str(), "daily"); r < 0) {
+    fail("snapshotting group " + group, r);
+  }
+}
+
+/// --mix openstack: `images` images, `threads` workers.
+void fill_openstack(librados::IoCtx& io, int images, int threads) {
+  const int bases = std::max(1, std::min(8, images / 50));
+  const int vms = images - bases;
+  const int groups = (vms - k_group_members) / 50 + (vms >= k_group_members ? 1 : 0);
+  auto start = std::chrono::steady_clock::now();
+  run_parallel(io, bases, threads, make_base);
+  run_parallel(io, vms, threads, [bases](librados::IoCtx& own, int k) { make_vm(own, k, bases); });
+  std::printf("fill_cluster: %d bases, %d clone v2 children in %.1fs (%d threads)\n", bases, vms,
+              seconds_since(start), threads);
+  start = std::chrono::steady_clock::now();
+  // The removed snapshot's children keep it, in the trash namespace.
+  run_parallel(io, bases, threads, [](librados::IoCtx& own, int k) {
+    OpenImage base(own, numbered("base-%02d", k));
+    base.check(base.image.snap_remove(k_retired), "removing base snapshot rev1");
+  });
+  run_parallel(io, groups, threads, make_group);
+  std::printf(
+      "fill_cluster: %d snapshots trashed, %d groups of %d with a group snapshot in %.1fs\n", bases,
+      groups, k_group_members, seconds_since(start));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string mix = take_mix(argc, argv);
-  if (argc < 5 || !(mix.empty() || mix == "dr")) {
-    std::fprintf(stderr, "usage: %s [--mix dr] CONF CLIENT_ID POOL IMAGES [THREADS]\n", argv[0]);
+  std::string mix = take_mix(argc, argv);
+  if (mix.empty()) {
+    mix = "today";
+  }
+  if (argc < 5 || (mix != "today" && mix != "openstack" && mix != "dr")) {
+    std::fprintf(stderr,
+                 "usage: %s [--mix today|openstack|dr] CONF CLIENT_ID POOL IMAGES [THREADS]\n",
+                 argv[0]);
     return 64;
   }
   const char* conf = argv[1];
@@ -184,6 +301,12 @@ int main(int argc, char** argv) {
   librados::IoCtx io;
   if ((r = rados.ioctx_create(pool.c_str(), io)) < 0) {
     fail("opening pool " + pool, r);
+  }
+
+  if (mix == "openstack") {
+    fill_openstack(io, images, threads);
+    std::printf("fill_cluster: %d image id collision(s) retried\n", id_collisions.load());
+    return 0;
   }
 
   // Snapshots on every 10th image; the first `parents` of them are cloned once each.

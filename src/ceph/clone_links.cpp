@@ -218,6 +218,52 @@ OrFallback<inventory::Parent> CloneLinks::look_up(const HeaderParent& spec) {
   return Lookup::of(std::move(parent));
 }
 
+OrFallback<std::optional<inventory::GroupMembership>> CloneLinks::group(
+    const GroupSpec& spec, const std::string& pool_namespace) {
+  using Lookup = OrFallback<std::optional<inventory::GroupMembership>>;
+  // RBD_GROUP_INVALID_POOL: librbd reports no group.
+  if (spec.pool_id == -1) {
+    return Lookup::of(std::nullopt);
+  }
+  const auto key = std::make_tuple(spec.pool_id, pool_namespace, spec.group_id);
+  auto found = m_groups.find(key);
+  if (found == m_groups.end()) {
+    found = m_groups.emplace(key, look_up_group(spec, pool_namespace)).first;
+  }
+  if (!found->second.ok()) {
+    return found->second.carry<std::optional<inventory::GroupMembership>>();
+  }
+  return Lookup::of(*found->second.value);
+}
+
+OrFallback<inventory::GroupMembership> CloneLinks::look_up_group(
+    const GroupSpec& spec, const std::string& pool_namespace) {
+  using Lookup = OrFallback<inventory::GroupMembership>;
+  ++m_lookups;
+  librados::IoCtx* io = pool_context(spec.pool_id);
+  if (io == nullptr) {
+    return Lookup::fall_back("cannot open the group's pool");
+  }
+  // librbd's get_group() looks the group up in the image's namespace of the group's pool.
+  librados::bufferlist in;
+  librados::bufferlist out;
+  in.append(encode_dir_get_name_request(spec.group_id));
+  io->set_namespace(pool_namespace);
+  const int r = io->exec("rbd_group_directory", "rbd", "dir_get_name", in, out);
+  io->set_namespace("");
+  if (is_permission_errno(-r)) {
+    return Lookup::of({spec.pool_id, {}, not_permitted_reason(NotPermitted::group)});
+  }
+  if (r < 0) {
+    return Lookup::fall_back(read_error("the group's name", r));
+  }
+  auto name = decode_directory_name(out.to_str());
+  if (!name) {
+    return Lookup::fall_back("cannot decode the group's name");
+  }
+  return Lookup::of({spec.pool_id, std::move(*name), {}});
+}
+
 librados::IoCtx* CloneLinks::pool_context(std::int64_t pool_id) {
   auto found = m_pools.find(pool_id);
   if (found != m_pools.end()) {

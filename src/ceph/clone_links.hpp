@@ -3,8 +3,9 @@
 /// What the direct reader needs beyond an image's own header to report its clone links
 /// as librbd does: the names behind a clone's parent spec (pool, image, snapshot, and
 /// whether the parent is in the trash), and the clone v1 children that other pools'
-/// `rbd_children` objects list for a snapshot. Looked up through librados and cached
-/// for one sync, since many clones share one parent snapshot.
+/// `rbd_children` objects list for a snapshot, and the name of a group member's group.
+/// Looked up through librados and cached for one sync, since many clones share one
+/// parent snapshot and many members one group.
 
 #include <cstddef>
 #include <cstdint>
@@ -56,6 +57,15 @@ class CloneLinks {
                           const std::string& image_id, std::uint64_t snap_id,
                           const std::vector<ChildSpec>& v2_children);
 
+  /// The group librbd's get_group() reports for an image whose header holds `spec`, in
+  /// namespace `pool_namespace`: the name from the group pool's `rbd_group_directory`
+  /// (asked through cls_rbd's dir_get_name, as librbd asks it); none for the spec of no
+  /// group. Where this client may not ask, the pool alone, with
+  /// GroupMembership::unknown_reason set; a fallback where librbd fails (no such pool or
+  /// group: the librbd reader reports the image failed).
+  OrFallback<std::optional<inventory::GroupMembership>> group(const GroupSpec& spec,
+                                                              const std::string& pool_namespace);
+
   /// Lookups that missed the cache so far (parents, `rbd_children` objects).
   std::size_t lookups() const { return m_lookups; }
 
@@ -73,6 +83,8 @@ class CloneLinks {
   enum class Names { found, not_permitted };
 
   OrFallback<inventory::Parent> look_up(const HeaderParent& spec);
+  OrFallback<inventory::GroupMembership> look_up_group(const GroupSpec& spec,
+                                                       const std::string& pool_namespace);
   librados::IoCtx* pool_context(std::int64_t pool_id);
   ChildrenTable& children_table(std::int64_t pool_id, const std::string& pool_namespace);
   /// The clone v1 children under `key` in `table` (pool `pool_id`); nullopt with
@@ -92,6 +104,9 @@ class CloneLinks {
   std::map<std::tuple<std::int64_t, std::string, std::string, std::uint64_t>,
            OrFallback<inventory::Parent>>
       m_parents;
+  std::map<std::tuple<std::int64_t, std::string, std::string>,
+           OrFallback<inventory::GroupMembership>>
+      m_groups;
   std::optional<std::vector<std::int64_t>> m_base_pools;
   std::string m_pool_list_error;
   std::map<std::pair<std::int64_t, std::string>, ChildrenTable> m_children;

@@ -32,10 +32,14 @@ namespace {
 constexpr std::uint64_t k_max_omap_keys = 1024;
 constexpr std::uint8_t k_protection_unprotected = 0;
 constexpr std::uint8_t k_protection_protected = 2;
-constexpr std::uint32_t k_user_snapshot = 0;
-constexpr std::uint32_t k_mirror_snapshot = 3;
 /// Image entries asked of a pool's mirroring object in one read.
 constexpr std::size_t k_mirror_keys_per_read = 512;
+
+/// The snapshot namespaces whose snapshots the direct reader reports as librbd does.
+bool is_read_namespace(std::uint32_t type) {
+  return type == k_user_snapshot || type == k_group_snapshot || type == k_trash_snapshot ||
+         type == k_mirror_snapshot;
+}
 
 using Completion = CompletionPtr<librados::AioCompletion>;
 
@@ -214,6 +218,9 @@ class Assembler {
       image = with_mirroring(header, std::move(*image.value));
     }
     if (image.ok()) {
+      image = with_group(header, std::move(*image.value));
+    }
+    if (image.ok()) {
       image = clients(slot, std::move(*image.value));
     }
     if (image.ok()) {
@@ -324,6 +331,18 @@ class Assembler {
     return OrFallback<Image>::of(std::move(out));
   }
 
+  /// `out` with the group librbd reports for a group member.
+  OrFallback<Image> with_group(const DecodedHeader& header, Image out) {
+    if (header.group) {
+      auto group = m_links.group(*header.group, m_ref.pool_namespace);
+      if (!group.ok()) {
+        return group.carry<Image>("group: ");
+      }
+      out.group = std::move(*group.value);
+    }
+    return OrFallback<Image>::of(std::move(out));
+  }
+
   /// `out` with its watchers and lockers.
   static OrFallback<Image> clients(Slot& slot, Image out) {
     for (const obj_watch_t& watcher : slot.watchers) {
@@ -347,7 +366,7 @@ class Assembler {
       return OrFallback<Image>::fall_back("fast-diff with fancy striping");
     }
     for (const HeaderSnapshot& snap : header.snapshots) {
-      if (snap.namespace_type != k_user_snapshot && snap.namespace_type != k_mirror_snapshot) {
+      if (!is_read_namespace(snap.namespace_type)) {
         return OrFallback<Image>::fall_back("non-user snapshot");
       }
       if (snap.protection_status != k_protection_unprotected &&
@@ -358,56 +377,51 @@ class Assembler {
     return OrFallback<Image>::of(std::move(out));
   }
 
-  /// Where the next usage diff starts: the last user snapshot's object map (none: from
-  /// nothing) and size, the snapshots of other namespaces since, whose maps librbd's fast
-  /// diff walks too, and the flags of every map in the range so far.
-  struct DiffStart {
-    const std::vector<std::uint8_t>* map = nullptr;
-    std::uint64_t size_bytes = 0;
-    std::vector<const HeaderSnapshot*> between;
-    std::uint64_t range_flags = 0;
-  };
-
   /// `out` with its snapshots and the usage of each and of the head, as the librbd
   /// reader computes it: each user snapshot diffed from the one before, the head from
-  /// the last one; unknown where a map in the range is invalid; none for a snapshot of
-  /// another namespace, as `rbd du` shows none.
+  /// the last one, through the object maps of the other snapshots between them; unknown
+  /// where a map in the range is invalid, and for every snapshot that is not a user's.
   OrFallback<Image> snapshots_and_usage(Slot& slot, const DecodedHeader& header, Image out) {
     const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
-    DiffStart from;
-    std::vector<std::vector<std::uint8_t>> maps;
-    maps.reserve(header.snapshots.size());
+    std::uint64_t range_flags = 0;
+    std::vector<std::uint8_t> previous_states;
+    SizedObjectMap previous;  // of the last user snapshot; states nullptr before one
+    std::vector<const HeaderSnapshot*> between;
     for (const HeaderSnapshot& snap : header.snapshots) {
       OrFallback<inventory::Snapshot> row = snapshot_row(header, snap);
       if (!row.ok()) {
         return row.carry<Image>();
       }
-      from.range_flags |= snap.flags;
+      range_flags |= snap.flags;
       if (snap.namespace_type != k_user_snapshot) {
-        row.value->usage.unknown_reason = "not a user snapshot";
-        from.between.push_back(&snap);
+        row.value->usage.unknown_reason = "not a user snapshot";  // `rbd du` shows none either
+        between.push_back(&snap);
         out.snapshots.push_back(std::move(*row.value));
         continue;
       }
-      auto usage = this->usage(fast_diff, from, object_map_name(m_ref.image_id, snap.id), nullptr,
-                               snap.size_bytes, out);
+      const MapRange range{previous.states != nullptr ? &previous : nullptr, &between,
+                           object_map_name(m_ref.image_id, snap.id), nullptr, snap.size_bytes};
+      auto usage = this->usage(fast_diff, range_flags, range, out);
       if (!usage.ok()) {
         return usage.carry<Image>();
       }
       row.value->usage = std::move(usage.value->first);
-      maps.push_back(std::move(usage.value->second));
-      from =
-          DiffStart{maps.back().empty() ? nullptr : &maps.back(), snap.size_bytes, {}, snap.flags};
+      previous_states = std::move(usage.value->second);
+      previous = {previous_states.empty() ? nullptr : &previous_states, snap.size_bytes};
+      between.clear();
+      range_flags = snap.flags;
       out.snapshots.push_back(std::move(*row.value));
     }
-    from.range_flags |= header.flags;
+    range_flags |= header.flags;
     if (slot.map_done->get_return_value() < 0 || slot.map_r < 0) {
-      if (fast_diff && (from.range_flags & k_invalid_map_flags) == 0) {
+      if (fast_diff && (range_flags & k_invalid_map_flags) == 0) {
         return OrFallback<Image>::fall_back("cannot read the object map");
       }
     }
     const std::string head_map = slot.map.to_str();
-    auto usage = this->usage(fast_diff, from, std::string(), &head_map, out.size_bytes, out);
+    const MapRange range{previous.states != nullptr ? &previous : nullptr, &between, std::string(),
+                         &head_map, out.size_bytes};
+    auto usage = this->usage(fast_diff, range_flags, range, out);
     if (!usage.ok()) {
       return usage.carry<Image>();
     }
@@ -415,7 +429,8 @@ class Assembler {
     return OrFallback<Image>::of(std::move(out));
   }
 
-  /// One snapshot's row, without its usage: its fields and children.
+  /// One snapshot's row without its usage, with its children as the librbd reader asks
+  /// for them: it reads the protection of user snapshots only.
   OrFallback<inventory::Snapshot> snapshot_row(const DecodedHeader& header,
                                                const HeaderSnapshot& snap) {
     inventory::Snapshot row;
@@ -424,7 +439,8 @@ class Assembler {
     row.size_bytes = snap.size_bytes;
     row.namespace_type = inventory::snap_namespace_name(static_cast<int>(snap.namespace_type));
     row.timestamp = snap.timestamp;
-    row.is_protected = snap.protection_status == k_protection_protected;
+    row.is_protected =
+        snap.namespace_type == k_user_snapshot && snap.protection_status == k_protection_protected;
     // As the librbd reader asks list_children3() only where children may exist.
     if (may_have_children(row.is_protected, header.op_features)) {
       const CloneLinks::ChildrenLookup children = this->children(header, snap.id);
@@ -465,74 +481,74 @@ class Assembler {
 
   using UsageAndMap = std::pair<inventory::Usage, std::vector<std::uint8_t>>;
 
+  /// The object maps a fast diff loads: from the last user snapshot's (nullptr: from
+  /// nothing) through the maps of the snapshots `between`, to the end's: the map object
+  /// `end_object` of a snapshot, or the head's bytes `end_bytes`, already read.
+  struct MapRange {
+    const SizedObjectMap* from = nullptr;
+    const std::vector<const HeaderSnapshot*>* between = nullptr;
+    std::string end_object;
+    const std::string* end_bytes = nullptr;
+    std::uint64_t end_size = 0;
+  };
+
   /// The usage of one snapshot or the head and the object map it used (empty when none
-  /// was needed), diffed from `from`; a fallback when librbd must compute it.
-  OrFallback<UsageAndMap> usage(bool fast_diff, const DiffStart& from,
-                                const std::string& map_object, const std::string* map_bytes,
-                                std::uint64_t size, const Image& image) {
+  /// was needed); a fallback when librbd must compute it.
+  OrFallback<UsageAndMap> usage(bool fast_diff, std::uint64_t range_flags, const MapRange& range,
+                                const Image& image) {
     inventory::Usage result;
-    result.unknown_reason = unknown_usage_reason(fast_diff, from.range_flags);
+    result.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
     if (!result.unknown_reason.empty()) {
       if (m_exact_usage) {
         return OrFallback<UsageAndMap>::fall_back("exact usage without a valid fast-diff map");
       }
       return OrFallback<UsageAndMap>::of({result, {}});
     }
-    auto states = map_bytes != nullptr ? decoded_map(*map_bytes) : read_map(map_object);
-    if (!states.ok()) {
-      return states.carry<UsageAndMap>();
-    }
-    auto used = from.map == nullptr || from.between.empty()
-                    ? OrFallback<std::optional<std::uint64_t>>::of(fast_diff_used_bytes(
-                          from.map, from.size_bytes, *states.value, size, image.object_size))
-                    : used_through(from, *states.value, size, image.object_size);
-    if (!used.ok()) {
-      return used.carry<UsageAndMap>();
-    }
-    if (!*used.value) {
-      return OrFallback<UsageAndMap>::fall_back("object map smaller than the image");
-    }
-    result.used_bytes = *used.value;
-    return OrFallback<UsageAndMap>::of({result, std::move(*states.value)});
-  }
-
-  /// fast_diff_used_bytes_through() from `from`, through the maps of the snapshots
-  /// between, read here.
-  OrFallback<std::optional<std::uint64_t>> used_through(const DiffStart& from,
-                                                        const std::vector<std::uint8_t>& end,
-                                                        std::uint64_t size,
-                                                        std::uint64_t object_size) {
     std::vector<std::vector<std::uint8_t>> maps;
-    maps.reserve(from.between.size());
-    std::vector<MapOnTheWay> way;
-    for (const HeaderSnapshot* snap : from.between) {
-      auto states = read_map(object_map_name(m_ref.image_id, snap->id));
+    maps.reserve(range.between->size() + 1);
+    for (const HeaderSnapshot* snap : *range.between) {
+      auto states = object_map(object_map_name(m_ref.image_id, snap->id), nullptr);
       if (!states.ok()) {
-        return states.carry<std::optional<std::uint64_t>>();
+        return states.carry<UsageAndMap>();
       }
       maps.push_back(std::move(*states.value));
-      way.push_back({&maps.back(), snap->size_bytes});
     }
-    return OrFallback<std::optional<std::uint64_t>>::of(
-        fast_diff_used_bytes_through({from.map, from.size_bytes}, way, end, size, object_size));
+    auto end = object_map(range.end_object, range.end_bytes);
+    if (!end.ok()) {
+      return end.carry<UsageAndMap>();
+    }
+    maps.push_back(std::move(*end.value));
+    std::vector<SizedObjectMap> chain;
+    for (std::size_t at = 0; at < range.between->size(); ++at) {
+      chain.push_back({&maps[at], (*range.between)[at]->size_bytes});
+    }
+    chain.push_back({&maps.back(), range.end_size});
+    const auto used = fast_diff_used_bytes(range.from, chain, image.object_size);
+    if (!used) {
+      return OrFallback<UsageAndMap>::fall_back("object map smaller than the image");
+    }
+    result.used_bytes = used;
+    return OrFallback<UsageAndMap>::of({result, std::move(maps.back())});
   }
 
-  /// A snapshot's object map, read and decoded.
-  OrFallback<std::vector<std::uint8_t>> read_map(const std::string& object) {
-    librados::bufferlist read;
-    if (m_io.read(object, read, 0, 0) < 0) {
-      return OrFallback<std::vector<std::uint8_t>>::fall_back(
-          "cannot read a snapshot's object map");
+  /// The states in the object map object `object`, or in `bytes` when already read.
+  OrFallback<std::vector<std::uint8_t>> object_map(const std::string& object,
+                                                   const std::string* bytes) {
+    using States = OrFallback<std::vector<std::uint8_t>>;
+    std::string read_bytes;
+    if (bytes == nullptr) {
+      librados::bufferlist read;
+      if (m_io.read(object, read, 0, 0) < 0) {
+        return States::fall_back("cannot read a snapshot's object map");
+      }
+      read_bytes = read.to_str();
+      bytes = &read_bytes;
     }
-    return decoded_map(read.to_str());
-  }
-
-  static OrFallback<std::vector<std::uint8_t>> decoded_map(const std::string& bytes) {
-    auto states = decode_object_map(bytes);
+    auto states = decode_object_map(*bytes);
     if (!states) {
-      return OrFallback<std::vector<std::uint8_t>>::fall_back("cannot decode an object map");
+      return States::fall_back("cannot decode an object map");
     }
-    return OrFallback<std::vector<std::uint8_t>>::of(std::move(*states));
+    return States::of(std::move(*states));
   }
 
   librados::Rados& m_rados;

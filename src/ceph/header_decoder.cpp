@@ -34,8 +34,6 @@ std::optional<std::uint64_t> u64(const std::string& bytes) {
   return in.at_end() ? std::optional<std::uint64_t>(value) : std::nullopt;
 }
 
-constexpr std::uint32_t k_mirror_namespace = 3;
-
 /// cls::rbd::MirrorSnapshotNamespace after its type: the fields librbd's promotion state
 /// reads, then the copy progress, which the namespace's envelope would skip, read so
 /// that a truncated namespace is caught.
@@ -53,6 +51,22 @@ MirrorSnapshot decode_mirror_namespace(Decoder& in) {
   const auto snap_seqs = in.count(2 * sizeof(std::uint64_t));
   in.skip(std::size_t{snap_seqs} * 2 * sizeof(std::uint64_t));
   return mirror;
+}
+
+/// Reads the body of a group or trash snapshot namespace (cls::rbd::GroupSnapshotNamespace:
+/// group pool, group id, group snapshot id; TrashSnapshotNamespace: original name and
+/// namespace type) only to find it whole: the OSD decodes it for every snapshot read and
+/// fails them all when it cannot. The inventory records the type alone. A longer body is
+/// a later version, which the envelope skips.
+void check_namespace_body(Decoder& ns, std::uint32_t type) {
+  if (type == k_group_snapshot) {
+    ns.number<std::int64_t>();
+    ns.text();
+    ns.text();
+  } else if (type == k_trash_snapshot) {
+    ns.text();
+    ns.number<std::uint32_t>();
+  }
 }
 
 /// cls_rbd_snap. Nautilus and later OSDs write version 8 with compat 8 (no parent, no
@@ -74,8 +88,10 @@ HeaderSnapshot decode_snapshot(Decoder& outer) {
   snap.flags = in.number<std::uint64_t>();
   Decoder ns = in.envelope(1);
   snap.namespace_type = ns.number<std::uint32_t>();
-  if (snap.namespace_type == k_mirror_namespace) {
+  if (snap.namespace_type == k_mirror_snapshot) {
     snap.mirror = decode_mirror_namespace(ns);
+  } else {
+    check_namespace_body(ns, snap.namespace_type);
   }
   snap.timestamp = in.time();
   snap.child_count = in.number<std::uint32_t>();
@@ -107,6 +123,16 @@ HeaderParent decode_parent(Decoder& outer) {
     in.fail();
   }
   return parent;
+}
+
+/// cls::rbd::GroupSpec: ENCODE_START(1, 1) { s64 pool id, string group id }; a later
+/// version may add fields after these, which the envelope skips.
+GroupSpec decode_group(Decoder& outer) {
+  Decoder in = outer.envelope(1);
+  GroupSpec spec;
+  spec.pool_id = in.number<std::int64_t>();
+  spec.group_id = in.text();
+  return spec;
 }
 
 /// The smallest ENCODE_START envelope: version, compat, length.
@@ -215,7 +241,7 @@ class HeaderBuilder {
       return std::nullopt;  // not in the inventory: the snapshot context, other metadata
     }
     if (key == k_group_key) {
-      return HeaderDecoding::fall_back("group member");
+      return decode_value(key, value, [this](Decoder& in) { m_header.group = decode_group(in); });
     }
     if (key == "migration") {
       return HeaderDecoding::fall_back("migration");
@@ -425,17 +451,17 @@ std::optional<std::string> decode_trash_name(const std::string& bytes) {
 }
 
 std::optional<GroupSpec> decode_group_spec(const std::string& bytes) {
-  // GroupSpec: ENCODE_START(1, 1) { s64 pool id, string group id }; a later version may
-  // add fields after these, which the envelope lets us skip.
-  Decoder outer(bytes);
-  Decoder in = outer.envelope(1);
-  GroupSpec spec;
-  spec.pool_id = in.number<std::int64_t>();
-  spec.group_id = in.text();
-  if (!in.ok() || !outer.at_end()) {
-    return std::nullopt;
+  Decoder in(bytes);
+  GroupSpec spec = decode_group(in);
+  return in.at_end() ? std::optional<GroupSpec>(std::move(spec)) : std::nullopt;
+}
+
+std::string encode_dir_get_name_request(const std::string& id) {
+  std::string request;
+  for (int i = 0; i < 4; ++i) {
+    request.push_back(static_cast<char>((id.size() >> (8 * i)) & 0xff));
   }
-  return spec;
+  return request + id;
 }
 
 std::string clone_v1_children_key(std::int64_t pool_id, const std::string& image_id,
@@ -570,47 +596,14 @@ std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_
   return *objects - missing;
 }
 
-std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t>* from,
-                                                  std::uint64_t from_size_bytes,
-                                                  const std::vector<std::uint8_t>& end,
-                                                  std::uint64_t size_bytes,
-                                                  std::uint64_t object_size) {
-  if (object_size == 0) {
-    return std::nullopt;
-  }
-  const std::uint64_t objects = ceil_div(size_bytes, object_size);
-  const std::uint64_t from_objects = from != nullptr ? ceil_div(from_size_bytes, object_size) : 0;
-  if (end.size() < objects || (from != nullptr && from->size() < from_objects)) {
-    return std::nullopt;
-  }
-  // librbd's object_map::DiffRequest: an object counts when it exists at the end and
-  // did not exist (or was being written) at the start, or was written again since.
-  // The sum never exceeds size_bytes: each object adds at most what is left of it.
-  std::uint64_t used = 0;
-  for (std::uint64_t i = 0; i < objects; ++i) {
-    const std::uint8_t state = end[i];
-    if (state == k_object_nonexistent) {
-      continue;
-    }
-    if (i < from_objects) {
-      const std::uint8_t before = (*from)[i];
-      const bool had_data = before == k_object_exists || before == k_object_exists_clean;
-      if (had_data && state == k_object_exists_clean) {
-        continue;  // unchanged since the start
-      }
-    }
-    used += std::min(object_size, size_bytes - i * object_size);
-  }
-  return used;
-}
-
 namespace {
 
-/// What librbd's object_map::DiffRequest has found of one object so far.
+/// What librbd's object_map::DiffRequest has found of one object so far (DIFF_STATE_*).
 enum class DiffState : std::uint8_t { none, hole, updated };
 
 /// One step of DiffRequest: the map `next` against the one before it, into `diff`.
-/// Objects past the end of `previous` (the image grew) count as written when they exist.
+/// Objects past the end of `previous` (the image grew, or the diff starts from nothing)
+/// count as written when they exist.
 void diff_step(const std::vector<std::uint8_t>& previous, const std::vector<std::uint8_t>& next,
                std::vector<DiffState>& diff) {
   const std::size_t overlap = std::min(previous.size(), next.size());
@@ -633,43 +626,59 @@ void diff_step(const std::vector<std::uint8_t>& previous, const std::vector<std:
 
 }  // namespace
 
-std::optional<std::uint64_t> fast_diff_used_bytes_through(const MapOnTheWay& from,
-                                                          const std::vector<MapOnTheWay>& between,
-                                                          const std::vector<std::uint8_t>& end,
-                                                          std::uint64_t size_bytes,
-                                                          std::uint64_t object_size) {
-  if (object_size == 0) {
+std::optional<std::uint64_t> fast_diff_used_bytes(const SizedObjectMap* from,
+                                                  const std::vector<SizedObjectMap>& chain,
+                                                  std::uint64_t object_size) {
+  if (object_size == 0 || chain.empty()) {
     return std::nullopt;
   }
-  std::vector<MapOnTheWay> maps{from};
-  maps.insert(maps.end(), between.begin(), between.end());
-  maps.push_back({&end, size_bytes});
+  std::vector<SizedObjectMap> maps;
+  maps.reserve(chain.size() + 1);
+  if (from != nullptr) {
+    maps.push_back(*from);
+  }
+  maps.insert(maps.end(), chain.begin(), chain.end());
   std::vector<DiffState> diff;
   std::vector<std::uint8_t> previous;
-  for (std::size_t at = 0; at < maps.size(); ++at) {
-    const std::uint64_t objects = ceil_div(maps[at].size_bytes, object_size);
-    if (maps[at].states == nullptr || maps[at].states->size() < objects) {
-      return std::nullopt;
+  // From a snapshot, its map is only what the next is diffed against; from nothing,
+  // the first map is diffed against an empty one, so all it holds is new.
+  bool diff_this_map = from == nullptr;
+  for (const SizedObjectMap& map : maps) {
+    const std::uint64_t objects = ceil_div(map.size_bytes, object_size);
+    if (map.states == nullptr || map.states->size() < objects) {
+      return std::nullopt;  // librbd: "object map too small"
     }
     // As DiffRequest: each map cut to its snapshot's objects, then padded with
     // nonexistent objects to the largest size so far (a shrink removes objects).
-    std::vector<std::uint8_t> current(
-        maps[at].states->begin(), maps[at].states->begin() + static_cast<std::ptrdiff_t>(objects));
+    std::vector<std::uint8_t> current(map.states->begin(),
+                                      map.states->begin() + static_cast<std::ptrdiff_t>(objects));
     diff.resize(std::max<std::size_t>(diff.size(), objects), DiffState::none);
     current.resize(diff.size(), k_object_nonexistent);
-    if (at > 0) {  // the first map, the start snapshot's, is only what the next is diffed against
+    if (diff_this_map) {
       diff_step(previous, current, diff);
     }
+    diff_this_map = true;
     previous = std::move(current);
   }
+  // The sum never exceeds size_bytes: each object adds at most what is left of it.
+  const std::uint64_t size_bytes = chain.back().size_bytes;
   std::uint64_t used = 0;
-  const std::uint64_t objects = ceil_div(size_bytes, object_size);
-  for (std::uint64_t i = 0; i < objects; ++i) {
+  for (std::uint64_t i = 0; i < ceil_div(size_bytes, object_size); ++i) {
     if (diff[i] == DiffState::updated) {
       used += std::min(object_size, size_bytes - i * object_size);
     }
   }
   return used;
+}
+
+std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t>* from,
+                                                  std::uint64_t from_size_bytes,
+                                                  const std::vector<std::uint8_t>& end,
+                                                  std::uint64_t size_bytes,
+                                                  std::uint64_t object_size) {
+  const SizedObjectMap start{from, from_size_bytes};
+  return fast_diff_used_bytes(from != nullptr ? &start : nullptr, {{&end, size_bytes}},
+                              object_size);
 }
 
 }  // namespace rbdsync::ceph

@@ -26,6 +26,12 @@
 
 namespace rbdsync::ceph {
 
+/// cls::rbd::SnapshotNamespaceType: the namespace a snapshot record names.
+constexpr std::uint32_t k_user_snapshot = 0;
+constexpr std::uint32_t k_group_snapshot = 1;
+constexpr std::uint32_t k_trash_snapshot = 2;
+constexpr std::uint32_t k_mirror_snapshot = 3;
+
 /// The namespace of a mirror snapshot (cls::rbd::MirrorSnapshotNamespace): what librbd
 /// reads of it for an image's promotion state.
 struct MirrorSnapshot {
@@ -66,6 +72,12 @@ struct ChildSpec {
   std::string image_id;
 };
 
+/// The `rbd_group_ref` key of a header (cls::rbd::GroupSpec): the group's pool and id.
+struct GroupSpec {
+  std::int64_t pool_id = -1;
+  std::string group_id;
+};
+
 /// What a format 2 header says of its image.
 struct DecodedHeader {
   std::uint64_t size_bytes = 0;
@@ -88,16 +100,16 @@ struct DecodedHeader {
   /// Clone v2 children attached to each snapshot (`snap_children_<id>`), by snapshot id:
   /// what cls_rbd's children_list returns.
   std::map<std::uint64_t, std::vector<ChildSpec>> snap_children;
+  std::optional<GroupSpec> group;  ///< set for a group member
 };
 
 /// The header; or why it must be read through librbd instead; or why it cannot be read
 /// at all.
 using HeaderDecoding = OrFallback<DecodedHeader>;
 
-/// Decodes the omap of `rbd_header.<id>` (every key). Falls back for a group, a
-/// migration, an unknown key or encoding version, or a missing required key; damage
-/// for a truncated or overlong value, a snapshot record under another id's key, or a
-/// layout that layout_damage() refuses.
+/// Decodes the omap of `rbd_header.<id>` (every key). Falls back for a migration, an unknown key or
+/// encoding version, or a missing required key; damage for a truncated or overlong value, a
+/// snapshot record under another id's key, or a layout that layout_damage() refuses.
 HeaderDecoding decode_header(const std::map<std::string, std::string>& omap);
 
 /// The header keys layout_damage() reads.
@@ -123,14 +135,11 @@ std::optional<std::string> decode_directory_name(const std::string& bytes);
 /// when not understood.
 std::optional<std::string> decode_trash_name(const std::string& bytes);
 
-/// The `group` key of a header (cls::rbd::GroupSpec): the group's pool and id.
-struct GroupSpec {
-  std::int64_t pool_id = -1;
-  std::string group_id;
-};
-
-/// One `group` value; nullopt when not understood.
+/// One `rbd_group_ref` value; nullopt when not understood.
 std::optional<GroupSpec> decode_group_spec(const std::string& bytes);
+
+/// The cls_rbd dir_get_name request for the group (or image) id `id`: the id as a string.
+std::string encode_dir_get_name_request(const std::string& id);
 
 /// The `rbd_children` key under which cls_rbd lists the clone v1 children of snapshot
 /// `snap_id` of image `image_id` in pool `pool_id` (default namespace).
@@ -156,6 +165,23 @@ std::string encode_lock_info_request(const std::string& name);
 /// CRCs, which are not checked); nullopt when the bytes are not such an object.
 std::optional<std::vector<std::uint8_t>> decode_object_map(const std::string& bytes);
 
+/// One object map of a fast diff and the size of the snapshot (or head) it maps.
+struct SizedObjectMap {
+  const std::vector<std::uint8_t>* states = nullptr;
+  std::uint64_t size_bytes = 0;
+};
+
+/// Bytes `rbd du` reports for the snapshot or head whose object map is the last of
+/// `chain`, diffed (whole objects, fast-diff) from the user snapshot whose map is `from`
+/// (nullptr: from the image's first snapshot, as librbd diffs from nothing) through
+/// every snapshot between them, in id order: librbd's object_map::DiffRequest loads the
+/// maps of the group, trash and mirror snapshots in between too, and an object written
+/// before one of them counts even where the end map says clean. nullopt when `chain` is
+/// empty or a map is smaller than its snapshot needs (librbd then refuses the fast diff).
+std::optional<std::uint64_t> fast_diff_used_bytes(const SizedObjectMap* from,
+                                                  const std::vector<SizedObjectMap>& chain,
+                                                  std::uint64_t object_size);
+
 /// Bytes `rbd du` reports for the snapshot or head whose object map is `end`, diffed
 /// (whole objects, fast-diff) from the previous user snapshot's map `from` (nullopt: from
 /// nothing). `size_bytes` is the size of that snapshot or head; objects are
@@ -166,24 +192,6 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t
                                                   const std::vector<std::uint8_t>& end,
                                                   std::uint64_t size_bytes,
                                                   std::uint64_t object_size);
-
-/// An object map on a fast diff's way: its object states and the size of the snapshot
-/// it belongs to.
-struct MapOnTheWay {
-  const std::vector<std::uint8_t>* states = nullptr;
-  std::uint64_t size_bytes = 0;
-};
-
-/// fast_diff_used_bytes() from the user snapshot whose map is `from` to `end`, through the
-/// maps of the snapshots between them (`between`, in id order: snapshots of other
-/// namespaces), as librbd's fast diff walks the map of every snapshot in its range: an
-/// object written before one of them counts even where `end` marks it clean since. nullopt
-/// when a map is smaller than its snapshot needs.
-std::optional<std::uint64_t> fast_diff_used_bytes_through(const MapOnTheWay& from,
-                                                          const std::vector<MapOnTheWay>& between,
-                                                          const std::vector<std::uint8_t>& end,
-                                                          std::uint64_t size_bytes,
-                                                          std::uint64_t object_size);
 
 /// Objects an image of `size_bytes` spans (Striper::get_num_objects); nullopt for a
 /// zero figure or when the count overflows.

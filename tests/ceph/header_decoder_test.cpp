@@ -71,11 +71,9 @@ TEST(HeaderDecoder, ConfigOverridesComeFromConfMetadata) {
             (std::map<std::string, std::string>{{"rbd_qos_iops_limit", "100"}}));
 }
 
-TEST(HeaderDecoder, GroupsMigrationsAndUnknownKeysFallBack) {
-  for (const auto& [key, reason] :
-       std::map<std::string, std::string>{{"rbd_group_ref", "group member"},
-                                          {"migration", "migration"},
-                                          {"mystery", "unknown header key 'mystery'"}}) {
+TEST(HeaderDecoder, MigrationsAndUnknownKeysFallBack) {
+  for (const auto& [key, reason] : std::map<std::string, std::string>{
+           {"migration", "migration"}, {"mystery", "unknown header key 'mystery'"}}) {
     auto omap = captured_header();
     omap[key] = "x";
     const HeaderDecoding decoded = decode_header(omap);
@@ -212,6 +210,84 @@ TEST(HeaderDecoder, CapturedGroupReferenceNamesTheGroupsPoolAndId) {
       << "compat 2 is a newer encoding";
 }
 
+// Captured from the test cluster (Ceph 16.2.15): `rbd snap create base@gold`, a clone v2
+// of it, `rbd snap rm base@gold` (the snapshot moves to the trash namespace, one child
+// left), then the clone added to group g1 (pool 3, id 10416b8b4567) and `rbd group snap
+// create g1@gs1`.
+const std::string k_trash_snapshot_hex =
+    "08086400000004000000000000002400000036613837623133662d316539622d343231652d383662632d38"
+    "663063313732666361343100008000000000000000000000000000000101100000000200000004000000676f"
+    "6c64000000004b97126b0f9952000100000000";
+const std::string k_group_snapshot_hex =
+    "0808860000000500000000000000220000002e67726f75702e335f3130343136623862343536375f31303437"
+    "36623862343536370000800000000000000000000000000000"
+    "01012c0000000100000003000000000000000c0000003130343136623862343536370c000000313034373662"
+    "3862343536375597126b2a304a3500000000010000800000000000";
+const std::string k_group_ref_hex = "01011800000003000000000000000c000000313034313662386234353637";
+
+/// `hex` with the first `from` replaced by `to` (both hex, the same length).
+std::string patched(std::string hex, const std::string& from, const std::string& to) {
+  const auto at = hex.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return bytes(at == std::string::npos ? hex : hex.replace(at, from.size(), to));
+}
+
+TEST(HeaderDecoder, CapturedTrashSnapshotKeepsItsIdAndChild) {
+  const auto snap = decode_snapshot_record(bytes(k_trash_snapshot_hex));
+  ASSERT_TRUE(snap);
+  EXPECT_EQ(snap->id, 4U);
+  EXPECT_EQ(snap->name, "6a87b13f-1e9b-421e-86bc-8f0c172fca41");
+  EXPECT_EQ(snap->namespace_type, 2U);
+  EXPECT_EQ(snap->child_count, 1U);
+  // The original name "gold" claims 255 bytes of the namespace's 16.
+  EXPECT_FALSE(decode_snapshot_record(
+      patched(k_trash_snapshot_hex, "04000000676f6c64", "ff000000676f6c64")));
+}
+
+TEST(HeaderDecoder, CapturedGroupSnapshotDecodesAndItsDamagedNamespaceIsDamage) {
+  const auto snap = decode_snapshot_record(bytes(k_group_snapshot_hex));
+  ASSERT_TRUE(snap);
+  EXPECT_EQ(snap->id, 5U);
+  EXPECT_EQ(snap->name, ".group.3_10416b8b4567_10476b8b4567");
+  EXPECT_EQ(snap->namespace_type, 1U);
+  auto omap = captured_header();
+  // The group id claims 255 bytes of the namespace's 44.
+  omap["snapshot_0000000000000005"] =
+      patched(k_group_snapshot_hex, "0c00000031303431", "ff00000031303431");
+  EXPECT_EQ(decode_header(omap).damage,
+            "header key 'snapshot_0000000000000005' is damaged (140 bytes)");
+  // A longer namespace body is a later version: the envelope skips the rest.
+  std::string longer_hex = k_group_snapshot_hex;
+  longer_hex.replace(0, 8, "08088700");  // the record's length: one byte more
+  std::string& record = omap["snapshot_0000000000000005"];
+  record = patched(longer_hex, "01012c00000001000000", "01012d00000001000000");
+  record.insert(69 + 6 + 0x2c, 1, '\x07');  // after the namespace envelope's 44 bytes
+  const HeaderDecoding longer = decode_header(omap);
+  ASSERT_TRUE(longer.value) << longer.damage << longer.fallback_reason;
+  EXPECT_EQ(longer.value->snapshots.back().name, ".group.3_10416b8b4567_10476b8b4567");
+}
+
+TEST(HeaderDecoder, GroupMemberHeaderNamesTheGroupsPoolAndId) {
+  auto omap = captured_header();
+  omap["rbd_group_ref"] = bytes(k_group_ref_hex);
+  const HeaderDecoding decoded = decode_header(omap);
+  ASSERT_TRUE(decoded.value) << decoded.fallback_reason << decoded.damage;
+  ASSERT_TRUE(decoded.value->group);
+  EXPECT_EQ(decoded.value->group->pool_id, 3);
+  EXPECT_EQ(decoded.value->group->group_id, "10416b8b4567");
+  EXPECT_FALSE(decode_header(captured_header()).value->group);
+  omap["rbd_group_ref"] = "x";
+  EXPECT_EQ(decode_header(omap).damage, "header key 'rbd_group_ref' is damaged (1 bytes)");
+  omap["rbd_group_ref"] = patched(k_group_ref_hex, "0101", "0102");
+  EXPECT_EQ(decode_header(omap).fallback_reason, "unknown encoding of header key 'rbd_group_ref'");
+}
+
+TEST(HeaderDecoder, DirGetNameRequestIsTheIdAsAString) {
+  EXPECT_EQ(encode_dir_get_name_request("10416b8b4567"), bytes("0c000000313034313662386234353637"));
+  // What dir_get_name answers is read as a directory entry's name.
+  EXPECT_EQ(decode_directory_name(bytes("020000006731")), "g1");
+}
+
 TEST(HeaderDecoder, CloneV1ChildrenKeyAndValueAsCapturedFromRbdChildren) {
   EXPECT_EQ(clone_v1_children_key(3, "102d79f498b3", 4), bytes("0300000000000000"
                                                                "0c000000313032643739663439386233"
@@ -345,6 +421,33 @@ TEST(HeaderDecoder, UsageSinceASnapshotCountsOnlyObjectsWrittenSince) {
 TEST(HeaderDecoder, MapSmallerThanTheImageRefusesTheFastDiff) {
   const std::vector<std::uint8_t> end{1, 1};
   EXPECT_FALSE(fast_diff_used_bytes(nullptr, 0, end, 12 * k_mib, 4 * k_mib));
+}
+
+// A group or trash snapshot between two user snapshots: librbd's fast diff loads its
+// map too, and an object written before it and clean at the end still counts.
+TEST(HeaderDecoder, UsageThroughAGroupSnapshotCountsWhatWasWrittenBeforeIt) {
+  const std::vector<std::uint8_t> from{3, 3, 3};
+  const std::vector<std::uint8_t> group{1, 3, 0};  // 0 rewritten, 2 removed
+  const std::vector<std::uint8_t> end{3, 3, 3};    // 2 written again
+  const SizedObjectMap start{&from, 12 * k_mib};
+  EXPECT_EQ(fast_diff_used_bytes(&start, {{&group, 12 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib),
+            8 * k_mib);
+  // The two-map diff would miss both.
+  EXPECT_EQ(fast_diff_used_bytes(&from, 12 * k_mib, end, 12 * k_mib, 4 * k_mib), 0U);
+}
+
+TEST(HeaderDecoder, UsageFromNothingStartsAtTheFirstSnapshotOfAnyNamespace) {
+  const std::vector<std::uint8_t> trash{1, 0, 1};
+  const std::vector<std::uint8_t> end{3, 1, 0};  // 0 clean since, 1 new, 2 removed
+  EXPECT_EQ(fast_diff_used_bytes(nullptr, {{&trash, 12 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib),
+            8 * k_mib);
+  // A snapshot of a smaller image: its map covers only its own objects.
+  const std::vector<std::uint8_t> small{1};
+  EXPECT_EQ(fast_diff_used_bytes(nullptr, {{&small, 4 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib),
+            8 * k_mib);
+  EXPECT_FALSE(fast_diff_used_bytes(nullptr, {{&small, 8 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib))
+      << "a map smaller than its snapshot";
+  EXPECT_FALSE(fast_diff_used_bytes(nullptr, {}, 4 * k_mib));
 }
 
 TEST(HeaderDecoder, ObjectCountFollowsTheStriper) {

@@ -161,8 +161,9 @@ TEST(Mirroring, UsageDiffWalksTheMapsOfTheSnapshotsBetween) {
   const std::vector<std::uint8_t> user{3, 3, 1, 0};
   const std::vector<std::uint8_t> mirror{3, 1, 0, 0};
   const std::vector<std::uint8_t> end{3, 3, 1, 1};
-  const auto used = fast_diff_used_bytes_through({&user, 16 * k_mib}, {{&mirror, 16 * k_mib}}, end,
-                                                 16 * k_mib, 4 * k_mib);
+  const SizedObjectMap from{&user, 16 * k_mib};
+  const auto used =
+      fast_diff_used_bytes(&from, {{&mirror, 16 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib);
   EXPECT_EQ(used, 12 * k_mib);
   // Diffed straight from the user snapshot, object 1 would look unchanged.
   EXPECT_EQ(fast_diff_used_bytes(&user, 16 * k_mib, end, 16 * k_mib, 4 * k_mib), 8 * k_mib);
@@ -174,13 +175,13 @@ TEST(Mirroring, UsageDiffThroughAShrinkAndAGrowth) {
   const std::vector<std::uint8_t> user{3, 3, 3, 3};
   const std::vector<std::uint8_t> mirror{3, 3};
   const std::vector<std::uint8_t> end{3, 3, 3, 0};
-  EXPECT_EQ(fast_diff_used_bytes_through({&user, 16 * k_mib}, {{&mirror, 8 * k_mib}}, end,
-                                         16 * k_mib, 4 * k_mib),
+  const SizedObjectMap from{&user, 16 * k_mib};
+  EXPECT_EQ(fast_diff_used_bytes(&from, {{&mirror, 8 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib),
             4 * k_mib);
   // A map smaller than its snapshot needs refuses the fast diff, as librbd does.
   const std::vector<std::uint8_t> short_map{3};
-  EXPECT_FALSE(fast_diff_used_bytes_through({&user, 16 * k_mib}, {{&short_map, 8 * k_mib}}, end,
-                                            16 * k_mib, 4 * k_mib));
+  EXPECT_FALSE(
+      fast_diff_used_bytes(&from, {{&short_map, 8 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib));
 }
 
 }  // namespace

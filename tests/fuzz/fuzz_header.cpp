@@ -39,7 +39,7 @@ const char* const k_keys[] = {
     "snap_children_000000000000000g",
     "metadata_conf_rbd_qos_iops_limit",
     "metadata_owner",
-    "group",
+    "rbd_group_ref",
     "migration",
 };
 

@@ -1,5 +1,5 @@
 // libFuzzer harness: decode_object_map() on one or two object maps, then
-// fast_diff_used_bytes() (and fast_diff_used_bytes_through()) between them and
+// fast_diff_used_bytes() (also through a chain of maps) between them and
 // object_count(), as the direct reader calls them.
 //
 // Input framing: u8 order selector (order 12 + n % 15, the orders decode_header()
@@ -55,9 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // Bit 1: the same diff through both maps as snapshots between (of other namespaces).
   if ((mode & 2) != 0 && from) {
-    const auto through = rbdsync::ceph::fast_diff_used_bytes_through(
-        {&*from, from_size_bytes}, {{&*end, from_size_bytes}, {&*from, size_bytes}}, *end,
-        size_bytes, object_size);
+    const rbdsync::ceph::SizedObjectMap start{&*from, from_size_bytes};
+    const auto through = rbdsync::ceph::fast_diff_used_bytes(
+        &start, {{&*end, from_size_bytes}, {&*from, size_bytes}, {&*end, size_bytes}}, object_size);
     keep(through.value_or(0));
   }
   return 0;

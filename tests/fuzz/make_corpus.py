@@ -86,6 +86,17 @@ PRE_NAUTILUS_PARENT = b("010128000000" "0300000000000000" "0c0000003130326437396
 CAPTURED_SNAP_CHILDREN = b("01000000" "02011f000000" "0300000000000000"
                            "0c000000313033353734633735653362" "030000006e7331")
 CAPTURED_MAP = b("0e0000000101080000000300000000000000c00c0000003b3df33101000000c4268dc3")
+# A trashed parent snapshot, a group snapshot and a group reference (Ceph 16.2.15).
+CAPTURED_TRASH_SNAPSHOT = b(
+    "08086400000004000000000000002400000036613837623133662d316539622d343231652d383662632d38"
+    "663063313732666361343100008000000000000000000000000000000101100000000200000004000000676f"
+    "6c64000000004b97126b0f9952000100000000")
+CAPTURED_GROUP_SNAPSHOT = b(
+    "0808860000000500000000000000220000002e67726f75702e335f3130343136623862343536375f31303437"
+    "36623862343536370000800000000000000000000000000000"
+    "01012c0000000100000003000000000000000c0000003130343136623862343536370c000000313034373662"
+    "3862343536375597126b2a304a3500000000010000800000000000")
+CAPTURED_GROUP_REF = b("01011800000003000000000000000c000000313034313662386234353637")
 CAPTURED_DIRECTORY = b("0700000074726173686d65")
 CAPTURED_TRASH = b("02011d0000000007000000" "74726173686d65" "537d116b6a1d7f31537d116b6a1d7f3100")
 CAPTURED_CHILD_IDS = b("01000000" "0c000000313033333735333566336562")
@@ -123,7 +134,7 @@ def frame(omap, by_index=()):
             "modify_timestamp", "access_timestamp", "snapshot_0000000000000004",
             "snapshot_0000000000000005", "parent", "snap_children_0000000000000004",
             "snap_children_000000000000000g", "metadata_conf_rbd_qos_iops_limit",
-            "metadata_owner", "group", "migration"]
+            "metadata_owner", "rbd_group_ref", "migration"]
     out = b""
     for key, value in omap.items():
         if key in by_index:
@@ -170,7 +181,11 @@ def header_seeds():
         "data-pool-limits": with_(data_pool_id=u64(7), snap_limit=u64(10),
                                   op_features=u64(1), flags=u64(0)),
         "two-snapshots": frame(two_snaps),
-        "group": with_(group=envelope(u64(2) + text("grp") + u64(0))),
+        "group": with_(rbd__group__ref=CAPTURED_GROUP_REF),
+        "group-snapshot": frame({**CAPTURED_HEADER, "rbd_group_ref": CAPTURED_GROUP_REF,
+                                 "snapshot_0000000000000005": CAPTURED_GROUP_SNAPSHOT}),
+        "trash-snapshot": frame({**CAPTURED_HEADER,
+                                 "snapshot_0000000000000004": CAPTURED_TRASH_SNAPSHOT}),
         "migration": frame({**CAPTURED_HEADER, "migration": CAPTURED_MIGRATION}),
         "unknown-key": frame({**CAPTURED_HEADER, "mystery": b"x"}),
         "snapshot-v7": frame(v7),
@@ -186,7 +201,14 @@ def snapshot_record_seeds():
         "captured": CAPTURED_SNAPSHOT,
         "protected-with-child": snapshot(5, "s2", 16 * MIB, protection=2, child_count=1),
         "with-parent-overlap": snapshot(6, "s3", 12 * MIB, overlap=6 * MIB),
-        "trash-namespace": snapshot(7, "deleted", MIB, namespace_type=2),
+        "trash-namespace": snapshot(7, "deleted", MIB, namespace_type=2,
+                                    namespace_body=text("gold") + u32(0)),
+        "group-namespace": snapshot(12, ".group.3_a_b", MIB, namespace_type=1,
+                                    namespace_body=u64(3) + text("a") + text("b")),
+        "captured-trash": CAPTURED_TRASH_SNAPSHOT,
+        "captured-group": CAPTURED_GROUP_SNAPSHOT,
+        "group-namespace-cut": snapshot(13, "cut", MIB, namespace_type=1,
+                                        namespace_body=u64(3)),
         "object-map-flags": snapshot(8, "flagged", 4 * MIB, flags=3),
         "no-timestamp": snapshot(9, "old", MIB, timestamp=u64(0)),
         "long-name": snapshot(10, "n" * 200, 100 * MIB),
@@ -292,14 +314,16 @@ def lock_info_seeds():
     }
 
 
-def object_map_seeds():
-    def bit_vector(states):
-        packed = bytearray((len(states) + 3) // 4)
-        for i, state in enumerate(states):
-            packed[i // 4] |= (state & 3) << ((3 - i % 4) * 2)
-        header = envelope(u64(len(states)))
-        return u32(len(header)) + header + bytes(packed) + u32(4) + b"\0\0\0\0"
+def bit_vector(states):
+    """BitVector<2>: a header bufferlist, the packed states, a CRC footer."""
+    packed = bytearray((len(states) + 3) // 4)
+    for i, state in enumerate(states):
+        packed[i // 4] |= (state & 3) << ((3 - i % 4) * 2)
+    header = envelope(u64(len(states)))
+    return u32(len(header)) + header + bytes(packed) + u32(4) + b"\0\0\0\0"
 
+
+def object_map_seeds():
     def params(order, size, from_size=0, stripe_unit=0, stripe_count=0, from_map=None,
                through=False):
         out = u8(order - 12) + u8((1 if from_map is not None else 0) | (2 if through else 0))
@@ -324,6 +348,35 @@ def object_map_seeds():
         "sixty-four-objects": params(12, 64 * 4096) + bit_vector(many),
         "empty-map": params(22, 0) + bit_vector([]),
         "truncated": params(22, 12 * MIB) + CAPTURED_MAP[:20],
+    }
+
+
+def group_spec_seeds():
+    return {
+        "captured": CAPTURED_GROUP_REF,
+        "no-group": envelope(u64(0xFFFFFFFFFFFFFFFF) + text("")),
+        "longer": envelope(u64(3) + text("g") + u64(9), 2, 1),
+        "compat-2": envelope(u64(3) + text("g"), 2, 2),
+        "truncated": CAPTURED_GROUP_REF[:12],
+    }
+
+
+def fast_diff_chain_seeds():
+    def chain(order, maps, with_from):
+        mode = (1 if with_from else 0) | ((len(maps) - (2 if with_from else 1)) << 1)
+        out = u8(order - 12) + u8(mode)
+        for size, states in maps:
+            encoded = bit_vector(states)
+            out += u64(size) + u32(len(encoded)) + encoded
+        return out
+
+    return {
+        "through-group-snapshot": chain(22, [(12 * MIB, [3, 3, 3]), (12 * MIB, [1, 3, 0]),
+                                             (12 * MIB, [3, 3, 3])], True),
+        "from-nothing": chain(22, [(12 * MIB, [1, 0, 1]), (12 * MIB, [3, 1, 0])], False),
+        "grown": chain(22, [(4 * MIB, [1]), (8 * MIB, [3, 1]), (16 * MIB, [3, 3, 1, 1])], False),
+        "too-small": chain(22, [(8 * MIB, [1]), (12 * MIB, [3, 1, 0])], False),
+        "captured": chain(22, [(12 * MIB, [3, 0, 0])], False),
     }
 
 
@@ -386,6 +439,8 @@ CORPORA = {
     "fuzz_child_ids": child_ids_seeds,
     "fuzz_lock_info": lock_info_seeds,
     "fuzz_object_map": object_map_seeds,
+    "fuzz_group_spec": group_spec_seeds,
+    "fuzz_fast_diff_chain": fast_diff_chain_seeds,
     "fuzz_migration_spec": migration_seeds,
     "fuzz_holder_record": holder_record_seeds,
     "fuzz_mirror_image": mirror_image_seeds,

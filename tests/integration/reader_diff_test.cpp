@@ -163,7 +163,7 @@ inventory::Image image_named(const std::map<inventory::ImageKey, inventory::Imag
   return inventory::Image();
 }
 
-/// Every image of `expected` (the librbd reader's) read identically in `got`.
+/// Both readers read the same images, identically.
 void expect_identical(const std::map<inventory::ImageKey, inventory::Image>& expected,
                       const std::map<inventory::ImageKey, inventory::Image>& got) {
   ASSERT_EQ(got.size(), expected.size());
@@ -173,6 +173,40 @@ void expect_identical(const std::map<inventory::ImageKey, inventory::Image>& exp
     EXPECT_EQ(found->second, image) << image.name << " differs:\n"
                                     << differences(image, found->second);
   }
+}
+
+/// What the direct reader hands to librbd, by reason, when it reads every image of
+/// `pool` (as `source` lists it); each of them must be read.
+ceph::FallbackCounts direct_fallbacks(CephAdmin& ceph, ceph::CephSource& source,
+                                      const std::string& pool) {
+  librados::Rados rados;
+  EXPECT_EQ(rados.init(required_env("RBDSYNC_TEST_CEPH_ADMIN_ID").c_str()), 0);
+  EXPECT_EQ(rados.conf_read_file(required_env("RBDSYNC_TEST_CEPH_CONF").c_str()), 0);
+  EXPECT_EQ(rados.connect(), 0);
+  librados::IoCtx io;
+  if (rados.ioctx_create(pool.c_str(), io) != 0) {
+    ADD_FAILURE() << "cannot open pool " << pool;
+    return {};
+  }
+  librbd::RBD rbd;
+  inventory::Pool pool_info;
+  pool_info.id = ceph.pool_id(pool);
+  pool_info.name = pool;
+  pool_info.mirror_mode = "disabled";
+  const sync::PoolListing listing = source.list_pool(pool_info);
+  ceph::FallbackCounts fallbacks;
+  std::size_t read = 0;
+  ceph::read_images_direct(
+      rados, rbd, io, pool_info, listing.images, false,
+      [&read](std::size_t, const sync::ImageRead& r) {
+        read += r.outcome == sync::ImageRead::Outcome::read ? 1 : 0;
+      },
+      fallbacks);
+  EXPECT_EQ(read, listing.images.size());
+  for (const auto& [reason, count] : fallbacks) {
+    std::cout << "through librbd: " << reason << ": " << count << "\n";
+  }
+  return fallbacks;
 }
 
 class ReaderDiffTest : public IntegrationTest {};
@@ -270,34 +304,89 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   EXPECT_EQ(named("child").snapshots.at(0).children, 2U);
   EXPECT_EQ(named("fast").snapshots.at(0).children, 5U);
   expect_identical(expected, got);
+  // The direct reader decoded all of it itself, snap-trasher's snapshot in the trash
+  // namespace included.
+  EXPECT_EQ(direct_fallbacks(ceph, librbd_source, pool), ceph::FallbackCounts{});
+}
 
-  // The direct reader decoded most of it itself: only the images it cannot understand
-  // went to librbd.
-  librados::Rados rados;
-  ASSERT_EQ(rados.init(required_env("RBDSYNC_TEST_CEPH_ADMIN_ID").c_str()), 0);
-  ASSERT_EQ(rados.conf_read_file(required_env("RBDSYNC_TEST_CEPH_CONF").c_str()), 0);
-  ASSERT_EQ(rados.connect(), 0);
-  librados::IoCtx io;
-  ASSERT_EQ(rados.ioctx_create(pool.c_str(), io), 0);
-  librbd::RBD rbd;
-  inventory::Pool pool_info;
-  pool_info.id = ceph.pool_id(pool);
-  pool_info.name = pool;
-  pool_info.mirror_mode = "disabled";
-  const sync::PoolListing listing = librbd_source.list_pool(pool_info);
-  ceph::FallbackCounts fallbacks;
-  std::size_t read = 0;
-  ceph::read_images_direct(
-      rados, rbd, io, pool_info, listing.images, false,
-      [&read](std::size_t, const sync::ImageRead&) { ++read; }, fallbacks);
-  EXPECT_EQ(read, listing.images.size());
-  std::size_t through_librbd = 0;
-  for (const auto& [reason, count] : fallbacks) {
-    std::cout << "through librbd: " << reason << ": " << count << "\n";
-    through_librbd += count;
+/// Fills `pool` as OpenStack fills its pools (issue #18): clone v2 children of a few
+/// protected "golden" snapshots, a removed snapshot with children left in the trash
+/// namespace (between user snapshots, so the fast diff runs through its map), and a
+/// group with a group snapshot whose members have user snapshots before and after it;
+/// a group of `second` holds images of `pool` too.
+void fill_openstack_like(CephAdmin& ceph, const std::string& pool, const std::string& second) {
+  for (const std::string base : {"glance-a", "glance-b"}) {
+    ceph.create_image(pool, base, 24 * k_mib);
+    ceph.write(pool, base, 0, 9 * k_mib);
+    ceph.snapshot(pool, base, "snap", /*protect=*/true);
+    for (int i = 0; i < 3; ++i) {
+      const std::string vm = base + "-vm" + std::to_string(i);
+      ceph.clone_v2(pool, "", base, "snap", pool, "", vm);
+      ceph.write(pool, vm, static_cast<std::uint64_t>(i) * 4 * k_mib, k_mib);
+    }
   }
-  // Only snap-trasher: a snapshot in the trash namespace.
-  EXPECT_EQ(through_librbd, 1U);
+  // A snapshot removed while clones use it: it moves to the trash namespace.
+  ceph.create_image(pool, "retired", 16 * k_mib);
+  ceph.write(pool, "retired", 0, 2 * k_mib);
+  ceph.snapshot(pool, "retired", "before", /*protect=*/false);
+  ceph.write(pool, "retired", 0, 5 * k_mib);
+  ceph.snapshot(pool, "retired", "old", /*protect=*/false);
+  ceph.clone_v2(pool, "", "retired", "old", pool, "", "retired-vm0");
+  ceph.clone_v2(pool, "", "retired", "old", pool, "", "retired-vm1");
+  ceph.write(pool, "retired", 8 * k_mib, 2 * k_mib);
+  ceph.snapshot(pool, "retired", "after", /*protect=*/false);
+  ceph.write(pool, "retired", 12 * k_mib, k_mib);
+  ceph.remove_snapshot(pool, "retired", "old");
+
+  librados::IoCtx io = ceph.io(pool);
+  librados::IoCtx io_second = ceph.io(second);
+  librbd::RBD api;
+  ASSERT_EQ(api.group_create(io, "consistency"), 0);
+  for (const std::string member : {"glance-a-vm0", "glance-b-vm1"}) {
+    ASSERT_EQ(api.group_image_add(io, "consistency", io, member.c_str()), 0) << member;
+    ceph.snapshot(pool, member, "daily", /*protect=*/false);
+    ceph.write(pool, member, 0, k_mib);  // rewritten before the group snapshot, clean after
+    ceph.write(pool, member, 8 * k_mib, k_mib);
+  }
+  ASSERT_EQ(api.group_snap_create(io, "consistency", "gs1"), 0);
+  ceph.write(pool, "glance-a-vm0", 12 * k_mib, k_mib);
+  ceph.snapshot(pool, "glance-a-vm0", "nightly", /*protect=*/false);
+  ceph.write(pool, "glance-a-vm0", 16 * k_mib, k_mib);
+  ASSERT_EQ(api.group_create(io_second, "elsewhere"), 0);
+  ASSERT_EQ(api.group_image_add(io_second, "elsewhere", io, "glance-b-vm2"), 0);
+  ASSERT_EQ(api.group_snap_create(io_second, "elsewhere", "gs2"), 0);
+}
+
+TEST_F(ReaderDiffTest, OpenStackLikePoolIsReadDirectlyAndIdentically) {
+  const std::string pool = unique_name("diff");
+  const std::string second = unique_name("diff");
+  ceph.create_pool(pool);
+  ceph.create_pool(second);
+  fill_openstack_like(ceph, pool, second);
+
+  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
+  ceph::CephSource direct_source(config(ceph::ImageReader::direct));
+  const auto expected = read_all(librbd_source, {pool, second});
+  const auto got = read_all(direct_source, {pool, second});
+  ASSERT_EQ(expected.size(), 11U);
+  std::map<std::string, inventory::Image> by_name;
+  for (const auto& [key, image] : expected) {
+    by_name[image.name] = image;
+  }
+  // The fixture shows what it is meant to (as librbd reads it).
+  EXPECT_EQ(by_name["retired"].snapshots.at(1).namespace_type, "trash");
+  EXPECT_EQ(by_name["retired"].snapshots.at(1).children, 2U);
+  EXPECT_EQ(by_name["retired-vm0"].parent.value_or(inventory::Parent()).snap_id,
+            by_name["retired"].snapshots.at(1).id);
+  EXPECT_EQ(by_name["glance-a-vm0"].group.value_or(inventory::GroupMembership()).name,
+            "consistency");
+  EXPECT_EQ(by_name["glance-a-vm0"].snapshots.at(1).namespace_type, "group");
+  EXPECT_EQ(by_name["glance-b-vm2"].group.value_or(inventory::GroupMembership()).pool_id,
+            ceph.pool_id(second));
+  EXPECT_EQ(by_name["glance-a"].snapshots.at(0).children, 3U);
+  expect_identical(expected, got);
+  // The direct reader read every one of them itself.
+  EXPECT_EQ(direct_fallbacks(ceph, librbd_source, pool), ceph::FallbackCounts{});
 }
 
 TEST_F(ReaderDiffTest, DirectReaderReadsASnapshotMirroredPoolItself) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,19 +33,31 @@ ceph::CephConfig config(ceph::ImageReader reader) {
   return config;
 }
 
-/// Every image of `pools`, read with read_images(), by key.
+/// Every image of `pools`, read with read_pool_images(), by key.
 std::map<inventory::ImageKey, inventory::Image> read_all(ceph::CephSource& source,
                                                          const std::vector<std::string>& pools) {
   std::map<inventory::ImageKey, inventory::Image> images;
   for (const inventory::Pool& pool : source.list_pools(pools).pools) {
-    const sync::PoolListing listing = source.list_pool(pool);
-    source.read_images(pool, listing.images, [&](std::size_t index, sync::ImageRead read) {
-      EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read)
-          << listing.images[index].name << ": " << read.error;
+    source.read_pool_images(pool, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
+      EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read) << ref.name << ": " << read.error;
       images.emplace(read.image.key, std::move(read.image));
     });
   }
   return images;
+}
+
+/// The images of the default namespace of the pool of `io`, as librbd's list2() lists them.
+std::vector<inventory::ImageRef> list2_refs(librados::IoCtx& io) {
+  librbd::RBD rbd;
+  std::vector<librbd::image_spec_t> specs;
+  if (rbd.list2(io, &specs) < 0) {
+    throw std::runtime_error("list2 failed");
+  }
+  std::vector<inventory::ImageRef> refs;
+  for (auto& spec : specs) {
+    refs.push_back(inventory::ImageRef{"", spec.id, spec.name});
+  }
+  return refs;
 }
 
 template <typename T>
@@ -268,13 +281,13 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   pool_info.id = ceph.pool_id(pool);
   pool_info.name = pool;
   pool_info.mirror_mode = "disabled";
-  const sync::PoolListing listing = librbd_source.list_pool(pool_info);
+  const std::vector<inventory::ImageRef> refs = list2_refs(io);
   ceph::FallbackCounts fallbacks;
   std::size_t read = 0;
   ceph::read_images_direct(
-      rados, rbd, io, pool_info, listing.images, false,
+      rados, rbd, io, pool_info, refs, false,
       [&read](std::size_t, const sync::ImageRead&) { ++read; }, fallbacks);
-  EXPECT_EQ(read, listing.images.size());
+  EXPECT_EQ(read, refs.size());
   std::size_t through_librbd = 0;
   for (const auto& [reason, count] : fallbacks) {
     std::cout << "through librbd: " << reason << ": " << count << "\n";
@@ -293,16 +306,21 @@ TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
   const auto time = [&](const std::string& what, ceph::ImageReader reader, bool serial) {
     ceph::CephSource source(config(reader));
     const auto pools = source.list_pools({pool}).pools;
-    const sync::PoolListing listing = source.list_pool(pools.at(0));
     const auto start = std::chrono::steady_clock::now();
     std::size_t read = 0;
-    const auto on_read = [&read](std::size_t, const sync::ImageRead& r) {
+    const auto count = [&read](const sync::ImageRead& r) {
       read += r.outcome == sync::ImageRead::Outcome::read ? 1 : 0;
     };
     if (serial) {
-      source.InventorySource::read_images(pools.at(0), listing.images, on_read);
+      // One image after another, from a listing taken first (librbd's list2).
+      librados::IoCtx io = ceph.io(pool);
+      for (const inventory::ImageRef& ref : list2_refs(io)) {
+        count(source.read_image(pools.at(0), ref));
+      }
     } else {
-      source.read_images(pools.at(0), listing.images, on_read);
+      // Paged listing included.
+      source.read_pool_images(pools.at(0),
+                              [&](const inventory::ImageRef&, sync::ImageRead r) { count(r); });
     }
     seconds[what] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     counted = read;

@@ -410,6 +410,7 @@ void CephSource::read_namespace(const Pool& pool, const std::string& ns, const O
     read_page(pool, page->images, on_read);
   }
   std::vector<ImageRef> rest;
+  rest.reserve(removing.size());
   for (auto& entry : removing) {
     rest.push_back(std::move(entry.second));
   }

@@ -332,7 +332,6 @@ sync::PoolListing CephSource::list_pool(const Pool& pool) {
       check(trashed, "cannot list the trash of pool '" + pool.name + "'" + namespace_suffix(ns));
     }
     for (auto& entry : trash) {
-      listing.image_count += entry.source == RBD_TRASH_IMAGE_SOURCE_REMOVING ? 1 : 0;
       listing.trash.push_back(trash_entry(pool, ns, entry));
     }
     listing.image_count += count_directory(io, ns);
@@ -342,27 +341,6 @@ sync::PoolListing CephSource::list_pool(const Pool& pool) {
 }
 
 namespace {
-
-/// The images of the namespace of `io` being removed (`rbd rm` moves an image to the
-/// trash, source "removing", before it deletes it), by id: librbd's list2() lists them
-/// as images, and so does read_pool_images().
-std::map<std::string, ImageRef> removing_images(librbd::RBD& rbd, librados::IoCtx& io,
-                                                const Pool& pool, const std::string& ns) {
-  io.set_namespace(ns);
-  std::vector<librbd::trash_image_info_t> trash;
-  const int r = rbd.trash_list(io, trash);
-  io.set_namespace("");
-  if (r != -ENOENT) {
-    check(r, "cannot list the trash of pool '" + pool.name + "'" + namespace_suffix(ns));
-  }
-  std::map<std::string, ImageRef> removing;
-  for (auto& entry : trash) {
-    if (entry.source == RBD_TRASH_IMAGE_SOURCE_REMOVING) {
-      removing.emplace(entry.id, ImageRef{ns, entry.id, std::move(entry.name)});
-    }
-  }
-  return removing;
-}
 
 /// Tells `on_read` of a directory entry whose name does not decode: reading it cannot
 /// name it, and a second try would meet the same bytes.
@@ -392,7 +370,7 @@ void CephSource::read_pool_images(const Pool& pool, const OnRead& on_read) {
 
 void CephSource::read_namespace(const Pool& pool, const std::string& ns, const OnRead& on_read) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
-  std::map<std::string, ImageRef> removing = removing_images(m_cluster->rbd, io, pool, ns);
+  std::map<std::string, ImageRef> removing = list_removing_images(io, ns);
   if (ns.empty()) {
     read_page(pool, list_format1_images(io), on_read);
   }

@@ -1,6 +1,7 @@
 #include "ceph/directory_pager.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -133,8 +134,43 @@ std::vector<inventory::ImageRef> list_format1_images(const librados::IoCtx& io) 
   return images;
 }
 
+std::map<std::string, inventory::ImageRef> list_removing_images(const librados::IoCtx& io,
+                                                                const std::string& ns) {
+  constexpr std::uint8_t k_source_removing = 3;  // RBD_TRASH_IMAGE_SOURCE_REMOVING
+  const std::string prefix = k_id_prefix;
+  librados::IoCtx in_ns;
+  in_ns.dup(io);
+  in_ns.set_namespace(ns);
+  std::map<std::string, inventory::ImageRef> removing;
+  std::string after;
+  for (bool more = true; more;) {
+    std::map<std::string, librados::bufferlist> entries;
+    const int r =
+        in_ns.omap_get_vals2("rbd_trash", after, prefix, k_directory_page, &entries, &more);
+    if (r == -ENOENT || (r >= 0 && entries.empty())) {
+      break;
+    }
+    check(r, "cannot list the trash of" + in_namespace(ns) + " (rbd_trash)");
+    after = entries.rbegin()->first;
+    for (const auto& [key, value] : entries) {
+      // TrashImageSpec: ENCODE_START(2, 1) { u8 source, name, ... }.
+      const std::string bytes = value.to_str();
+      Decoder outer(bytes);
+      Decoder spec = outer.envelope(1);
+      const auto source = spec.number<std::uint8_t>();
+      std::string name = spec.text();
+      if (spec.ok() && source == k_source_removing && key.size() > prefix.size()) {
+        std::string id = key.substr(prefix.size());
+        removing.emplace(id, inventory::ImageRef{ns, id, std::move(name)});
+      }
+    }
+  }
+  return removing;
+}
+
 std::size_t count_directory(const librados::IoCtx& io, const std::string& ns) {
-  std::size_t count = ns.empty() ? list_format1_images(io).size() : 0;
+  std::size_t count = list_removing_images(io, ns).size();
+  count += ns.empty() ? list_format1_images(io).size() : 0;
   DirectoryPager pager(io, ns);
   while (auto page = pager.next()) {
     count += page->images.size() + page->damaged.size();

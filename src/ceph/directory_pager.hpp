@@ -77,8 +77,16 @@ class DirectoryPager {
 /// Error(ExitCode::data) for a tmap that does not decode (its images cannot be told).
 std::vector<inventory::ImageRef> list_format1_images(const librados::IoCtx& io);
 
+/// The images of namespace `ns` being removed, by id: `rbd rm` moves an image to the
+/// trash with source "removing" before it deletes it, and librbd's list2() lists those
+/// as images while librbd's trash_list() leaves them out. Read from `rbd_trash` itself,
+/// a page at a time; an entry that does not decode is left out (it is no image being
+/// removed that this client can name).
+std::map<std::string, inventory::ImageRef> list_removing_images(const librados::IoCtx& io,
+                                                                const std::string& ns);
+
 /// How many images the directory of namespace `ns` lists now (format 1 and 2), counted
-/// page by page without keeping them.
+/// page by page without keeping them, and the images being removed.
 std::size_t count_directory(const librados::IoCtx& io, const std::string& ns);
 
 }  // namespace rbdsync::ceph

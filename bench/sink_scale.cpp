@@ -10,14 +10,12 @@
 // changed sees 1% of its images altered (a size, a snapshot added or removed, a
 // feature). Each phase is a process of its own so that its peak RSS is its own. source
 // lists and makes every image as a sync does but hands them to no sink: its CPU time is
-// the simulation's own share of a phase's, its peak RSS what the listing's refs cost.
+// the simulation's own share of a phase's, its peak RSS what the simulation itself costs.
 // Prints one line: "phase=P images=N sync_s=… added=… changed=… removed=… snapshots_added=…
 // snapshots_removed=…" (image and snapshot rows).
 //
-// The images are never all held here: the source makes image i from (seed, i) when it
-// is read. Only today's InventorySource::list_pool(), which returns every ImageRef of a
-// pool, makes the source hold N refs; ref_at()/image_at() are the index functions a
-// paging interface takes instead.
+// The images are never all held here: the source makes ref i and image i from (seed, i)
+// when read_pool_images() reaches them, as the paged listing hands them over.
 #include <unistd.h>
 
 #include <algorithm>
@@ -346,16 +344,13 @@ class SimSource : public sync::InventorySource {
     return selection;
   }
 
-  /// Today's interface: every ref of the pool at once (the memory issue #18 removes).
+  /// The pool's namespaces and trash, and its image count: nothing per image.
   sync::PoolListing list_pool(const inventory::Pool& pool) override {
     const PoolPlan& plan = plan_for(pool);
     sync::PoolListing listing;
     listing.namespaces = m_cluster.namespaces(plan);
     listing.trash = m_cluster.trash(plan);
-    listing.images.reserve(plan.count);
-    for (std::size_t i = plan.first; i < plan.first + plan.count; ++i) {
-      listing.images.push_back(m_cluster.ref_at(i));
-    }
+    listing.image_count = plan.count;
     return listing;
   }
 
@@ -364,12 +359,12 @@ class SimSource : public sync::InventorySource {
     return read_at(SimCluster::index_of(ref));
   }
 
-  /// Makes each image from its index rather than from the ref: the refs are only counted.
-  void read_images(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
-                   const OnRead& on_read) override {
+  /// Makes each ref and image from its index as the paged listing reaches it: nothing
+  /// of the pool is held.
+  void read_pool_images(const inventory::Pool& pool, const OnRead& on_read) override {
     const PoolPlan& plan = plan_for(pool);
-    for (std::size_t k = 0; k < refs.size(); ++k) {
-      on_read(k, read_at(plan.first + k));
+    for (std::size_t i = plan.first; i < plan.first + plan.count; ++i) {
+      on_read(m_cluster.ref_at(i), read_at(i));
     }
   }
 
@@ -436,20 +431,15 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
-/// What a sync asks of the source, without a sink: every listing (held, as the syncer
-/// holds it until its pool is read), then every image.
+/// What a sync asks of the source, without a sink: every listing, then every image.
 void source_only(const Options& options) {
   const SimCluster cluster(options.seed, options.images, false);
   SimSource source(cluster);
-  std::vector<sync::PoolListing> listings;
-  for (const inventory::Pool& pool : source.list_pools({}).pools) {
-    listings.push_back(source.list_pool(pool));
-  }
   std::size_t images = 0;
   std::uint64_t bytes = 0;
-  const auto pools = source.list_pools({}).pools;
-  for (std::size_t p = 0; p < pools.size(); ++p) {
-    source.read_images(pools[p], listings[p].images, [&](std::size_t, const sync::ImageRead& read) {
+  for (const inventory::Pool& pool : source.list_pools({}).pools) {
+    (void)source.list_pool(pool);
+    source.read_pool_images(pool, [&](const inventory::ImageRef&, const sync::ImageRead& read) {
       ++images;
       bytes += read.image.size_bytes;
     });

@@ -17,11 +17,13 @@
 #include "ceph/ceph_error.hpp"
 #include "ceph/clone_links.hpp"
 #include "ceph/direct_reader.hpp"
+#include "ceph/directory_pager.hpp"
 #include "ceph/image_reader.hpp"
 #include "ceph/librbd_batch.hpp"
 #include "ceph/not_permitted.hpp"
 #include "ceph/pool_figures.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {
@@ -67,6 +69,29 @@ int pool_read_error(librados::IoCtx& io) {
   return r == -ENOENT ? 0 : std::min(r, 0);
 }
 
+/// How many of `key` were added between `before` and `after`.
+std::size_t added(const std::map<std::string, std::size_t>& before,
+                  const std::map<std::string, std::size_t>& after, const std::string& key) {
+  const auto was = before.find(key);
+  const auto is = after.find(key);
+  return (is == after.end() ? 0 : is->second) - (was == before.end() ? 0 : was->second);
+}
+
+/// Says how the direct reader read the images of `pool`: the read methods' growth.
+void log_direct_reads(const Pool& pool, const sync::ReadMethods& before,
+                      const sync::ReadMethods& after) {
+  std::string reasons;
+  for (const auto& [reason, count] : after.fallbacks) {
+    if (const std::size_t more = added(before.fallbacks, after.fallbacks, reason); more > 0) {
+      reasons += (reasons.empty() ? "" : ", ") + reason + ": " + std::to_string(more);
+    }
+  }
+  spdlog::info("pool '{}': {} images decoded from their headers, {} read through librbd{}",
+               pool.name, added(before.images, after.images, "header"),
+               added(before.images, after.images, "librbd"),
+               reasons.empty() ? std::string() : " (" + reasons + ")");
+}
+
 }  // namespace
 
 /// The connection and the pool handles. Declared in this order on purpose: members are
@@ -103,7 +128,7 @@ struct CephSource::Cluster {
   /// readable to this client), the direct reader's way, without handing any to librbd
   /// again; counted as header reads.
   void decode_refused(librados::IoCtx& io, const Pool& pool, const std::vector<ImageRef>& refs,
-                      const sync::InventorySource::OnRead& on_read) {
+                      const OnPageRead& on_read) {
     FallbackCounts none;
     read_images_direct(rados, rbd, io, pool, refs, exact_usage, on_read, none, &links(),
                        LibrbdFallback::refused);
@@ -279,7 +304,7 @@ void CephSource::keep_readable(bool every_pool, sync::PoolSelection& selection) 
   }
 }
 
-sync::PoolListing CephSource::list_pool(const Pool& pool) {
+std::vector<std::string> CephSource::list_namespaces(const Pool& pool) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace("");
   std::vector<std::string> names;
@@ -288,36 +313,111 @@ sync::PoolListing CephSource::list_pool(const Pool& pool) {
   if (r != -ENOENT) {
     check(r, "cannot list the RBD namespaces of pool '" + pool.name + "'");
   }
+  return names;
+}
+
+sync::PoolListing CephSource::list_pool(const Pool& pool) {
+  std::vector<std::string> names = list_namespaces(pool);
   sync::PoolListing listing;
   for (const std::string& name : names) {
     listing.namespaces.push_back(inventory::Namespace{pool.id, name});
   }
   names.insert(names.begin(), "");
-
+  librados::IoCtx& io = m_cluster->pool_context(pool);
   for (const std::string& ns : names) {
     io.set_namespace(ns);
-    std::vector<librbd::image_spec_t> specs;
-    const int listed = m_cluster->rbd.list2(io, &specs);
-    if (listed == -ENOENT) {
-      continue;  // namespace removed since namespace_list, or no rbd_directory yet
-    }
-    check(listed, "cannot list the images of pool '" + pool.name + "'" + namespace_suffix(ns));
-    for (auto& spec : specs) {
-      listing.images.push_back(ImageRef{ns, std::move(spec.id), std::move(spec.name)});
-    }
-
     std::vector<librbd::trash_image_info_t> trash;
     const int trashed = m_cluster->rbd.trash_list(io, trash);
-    if (trashed == -ENOENT) {
-      continue;
+    if (trashed != -ENOENT) {
+      check(trashed, "cannot list the trash of pool '" + pool.name + "'" + namespace_suffix(ns));
     }
-    check(trashed, "cannot list the trash of pool '" + pool.name + "'" + namespace_suffix(ns));
     for (auto& entry : trash) {
       listing.trash.push_back(trash_entry(pool, ns, entry));
     }
+    listing.image_count += count_directory(io, ns);
   }
   io.set_namespace("");
   return listing;
+}
+
+namespace {
+
+/// Tells `on_read` of a directory entry whose name does not decode: reading it cannot
+/// name it, and a second try would meet the same bytes.
+void report_damaged_entry(const ImageRef& ref, const sync::InventorySource::OnRead& on_read) {
+  sync::ImageRead read;
+  read.outcome = sync::ImageRead::Outcome::failed;
+  read.error = "its rbd_directory entry cannot be decoded (the name is not an encoded string)";
+  read.retriable = false;
+  on_read(ref, std::move(read));
+}
+
+}  // namespace
+
+void CephSource::read_pool_images(const Pool& pool, const OnRead& on_read) {
+  std::vector<std::string> names = list_namespaces(pool);
+  names.insert(names.begin(), "");
+  const sync::ReadMethods before = m_cluster->read_methods;
+  for (const std::string& ns : names) {
+    read_namespace(pool, ns, on_read);
+  }
+  if (m_cluster->reader == ImageReader::direct) {
+    log_direct_reads(pool, before, m_cluster->read_methods);
+    spdlog::debug("clone parents and children looked up so far in this sync: {}",
+                  m_cluster->links().lookups());
+  }
+}
+
+void CephSource::read_namespace(const Pool& pool, const std::string& ns, const OnRead& on_read) {
+  librados::IoCtx& io = m_cluster->pool_context(pool);
+  std::map<std::string, ImageRef> removing = list_removing_images(io, ns);
+  if (ns.empty()) {
+    read_page(pool, list_format1_images(io), on_read);
+  }
+  DirectoryPager pager(io, ns);
+  while (std::optional<DirectoryPage> page = pager.next()) {
+    // Between its trash entry and its directory entry's removal, an image being removed
+    // is in both: met once, in the directory.
+    for (const ImageRef& ref : page->images) {
+      removing.erase(ref.image_id);
+    }
+    for (const ImageRef& ref : page->damaged) {
+      removing.erase(ref.image_id);
+      report_damaged_entry(ref, on_read);
+    }
+    read_page(pool, page->images, on_read);
+  }
+  std::vector<ImageRef> rest;
+  rest.reserve(removing.size());
+  for (auto& entry : removing) {
+    rest.push_back(std::move(entry.second));
+  }
+  read_page(pool, rest, on_read);
+}
+
+void CephSource::read_page(const Pool& pool, const std::vector<ImageRef>& refs,
+                           const OnRead& on_read) {
+  if (refs.empty()) {
+    return;
+  }
+  std::vector<bool> reported(refs.size(), false);
+  read_indexed(pool, refs, [&](std::size_t index, sync::ImageRead read) {
+    if (index >= refs.size() || reported[index]) {
+      throw Error(ExitCode::internal, "the reader reported image " + std::to_string(index) +
+                                          " of a page of pool '" + pool.name +
+                                          "' twice or out of range");
+    }
+    reported[index] = true;
+    on_read(refs[index], std::move(read));
+  });
+  for (std::size_t index = 0; index < refs.size(); ++index) {
+    if (!reported[index]) {
+      throw Error(ExitCode::internal,
+                  "the reader never reported image '" +
+                      display_text(inventory::image_path(pool, refs[index]), Controls::escape) +
+                      "'");
+    }
+  }
 }
 
 sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
@@ -325,7 +425,7 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
     // The syncer's one retry of a failed read goes the same way as the first: a damaged
     // header is refused again, never handed to librbd, which may not survive it.
     sync::ImageRead result;
-    read_images(pool, {ref}, [&result](std::size_t /*index*/, sync::ImageRead read) {
+    read_indexed(pool, {ref}, [&result](std::size_t /*index*/, sync::ImageRead read) {
       result = std::move(read);
     });
     return result;
@@ -344,8 +444,8 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
   return result;
 }
 
-void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs,
-                             const OnRead& on_read) {
+void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& refs,
+                              const OnPageRead& on_read) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   if (m_cluster->reader == ImageReader::librbd) {
     const std::vector<std::size_t> refused =
@@ -367,19 +467,12 @@ void CephSource::read_images(const Pool& pool, const std::vector<ImageRef>& refs
   read_images_direct(m_cluster->rados, m_cluster->rbd, io, pool, refs, m_cluster->exact_usage,
                      on_read, fallbacks, &m_cluster->links());
   std::size_t through_librbd = 0;
-  std::string reasons;
   for (const auto& [reason, count] : fallbacks) {
     through_librbd += count;
     m_cluster->read_methods.fallbacks[reason] += count;
-    reasons += (reasons.empty() ? "" : ", ") + reason + ": " + std::to_string(count);
   }
   m_cluster->read_methods.images["header"] += refs.size() - through_librbd;
   m_cluster->read_methods.images["librbd"] += through_librbd;
-  spdlog::info("pool '{}': {} images decoded from their headers, {} read through librbd{}",
-               pool.name, refs.size() - through_librbd, through_librbd,
-               reasons.empty() ? std::string() : " (" + reasons + ")");
-  spdlog::debug("clone parents and children looked up so far in this sync: {}",
-                m_cluster->clone_links->lookups());
 }
 
 sync::ReadMethods CephSource::read_methods() const {

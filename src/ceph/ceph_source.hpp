@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "ceph/page_read.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
 
@@ -49,6 +50,8 @@ class CephSource : public sync::InventorySource {
   /// pools at all holds `mon r`, which both commands need); an answer that is not the
   /// expected JSON, Error(ExitCode::data).
   sync::PoolSelection list_pools(const std::vector<std::string>& names) override;
+  /// The namespaces and trash of `pool`; the images are counted, not kept: a pass over
+  /// each namespace's directory (DirectoryPager) and the trash entries being removed.
   sync::PoolListing list_pool(const inventory::Pool& pool) override;
   /// Never throws for a failure of this one image (see sync::ImageRead); throws Error
   /// for EACCES, EPERM, ETIMEDOUT, ENOTCONN, ECONNREFUSED and ESHUTDOWN, except the
@@ -56,10 +59,14 @@ class CephSource : public sync::InventorySource {
   /// An image librbd may not open (its parent's pool is not readable) is decoded from
   /// its header, with either reader.
   sync::ImageRead read_image(const inventory::Pool& pool, const inventory::ImageRef& ref) override;
-  /// Many reads in flight: 32 librbd opens, or 64 header reads with the direct reader.
+  /// Lists what librbd's list2() lists, a page of `rbd_directory` at a time (by image id,
+  /// the next page requested while the current one is read): each namespace's format 2
+  /// images, the default namespace's format 1 images, and the images being removed
+  /// (trash source "removing") that the directory no longer lists. Each page is read with
+  /// many reads in flight: 32 librbd opens, or 64 header reads with the direct reader. A
+  /// directory entry whose name does not decode is reported failed, not retriable.
   /// Throws as read_image() does, after the reads in flight have finished.
-  void read_images(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
-                   const OnRead& on_read) override;
+  void read_pool_images(const inventory::Pool& pool, const OnRead& on_read) override;
   /// "header" (decoded by the direct reader) and "librbd" images; the direct reader's
   /// reasons for reading an image through librbd, and the librbd reader's for decoding
   /// one. The syncer's retry of a failed image (read_image()) is counted like any read.
@@ -69,6 +76,16 @@ class CephSource : public sync::InventorySource {
   /// Moves the pools this client may not read out of `selection.pools`: into
   /// `unreadable` for a sync of every pool, else throws Error(ExitCode::no_permission).
   void keep_readable(bool every_pool, sync::PoolSelection& selection);
+  /// The named namespaces of `pool` ("" not included).
+  std::vector<std::string> list_namespaces(const inventory::Pool& pool);
+  /// Reads the images of namespace `ns` of `pool`, page by page.
+  void read_namespace(const inventory::Pool& pool, const std::string& ns, const OnRead& on_read);
+  /// Reads one page of references; every one is reported to `on_read` exactly once.
+  void read_page(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
+                 const OnRead& on_read);
+  /// The batch readers over `refs`, reporting by index.
+  void read_indexed(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
+                    const OnPageRead& on_read);
 
   struct Cluster;
   std::unique_ptr<Cluster> m_cluster;

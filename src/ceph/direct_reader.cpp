@@ -587,8 +587,8 @@ sync::ImageRead librbd_read(librbd::RBD& rbd, librados::IoCtx& io, const Pool& p
 
 void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
                         const Pool& pool, const std::vector<ImageRef>& refs, bool exact_usage,
-                        const sync::InventorySource::OnRead& on_read, FallbackCounts& fallbacks,
-                        CloneLinks* links, LibrbdFallback librbd, std::size_t in_flight) {
+                        const OnPageRead& on_read, FallbackCounts& fallbacks, CloneLinks* links,
+                        LibrbdFallback librbd, std::size_t in_flight) {
   std::map<std::string, bool> known_options;
   std::optional<CloneLinks> own_links;
   if (links == nullptr) {

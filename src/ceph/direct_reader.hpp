@@ -9,6 +9,7 @@
 #include <rbd/librbd.hpp>
 
 #include "ceph/clone_links.hpp"
+#include "ceph/page_read.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
 
@@ -36,8 +37,8 @@ enum class LibrbdFallback { allowed, refused };
 /// client may not read, after the reads in flight have finished.
 void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
                         const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
-                        bool exact_usage, const sync::InventorySource::OnRead& on_read,
-                        FallbackCounts& fallbacks, CloneLinks* links = nullptr,
+                        bool exact_usage, const OnPageRead& on_read, FallbackCounts& fallbacks,
+                        CloneLinks* links = nullptr,
                         LibrbdFallback librbd = LibrbdFallback::allowed,
                         std::size_t in_flight = k_header_reads_in_flight);
 

@@ -158,8 +158,7 @@ class Batch : public Slots {
 std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io,
                                             const inventory::Pool& pool,
                                             const std::vector<inventory::ImageRef>& refs,
-                                            bool exact_usage,
-                                            const sync::InventorySource::OnRead& on_read,
+                                            bool exact_usage, const OnPageRead& on_read,
                                             std::size_t in_flight) {
   std::vector<std::size_t> refused;
   Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));

@@ -6,6 +6,7 @@
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
+#include "ceph/page_read.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
 
@@ -26,8 +27,7 @@ inline constexpr std::size_t k_librbd_opens_in_flight = 32;
 std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io,
                                             const inventory::Pool& pool,
                                             const std::vector<inventory::ImageRef>& refs,
-                                            bool exact_usage,
-                                            const sync::InventorySource::OnRead& on_read,
+                                            bool exact_usage, const OnPageRead& on_read,
                                             std::size_t in_flight = k_librbd_opens_in_flight);
 
 }  // namespace rbdsync::ceph

@@ -32,7 +32,9 @@ constexpr const char* phase_name(Phase phase) {
 class ProgressObserver {
  public:
   virtual ~ProgressObserver() = default;
-  /// `done` of `total` images; total is 0 until the images have been listed.
+  /// `done` of `total` images; total is 0 until the images have been counted. The count
+  /// comes before the reads: when images created since make done reach it, total grows
+  /// with done (never done > total), and once reading is over total is what was met.
   virtual void on_progress(Phase phase, std::size_t done, std::size_t total) = 0;
 };
 

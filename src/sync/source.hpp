@@ -26,11 +26,15 @@ struct PoolSelection {
   std::vector<UnreadablePool> unreadable;
 };
 
-/// What a pool holds, as listed before any image is opened.
+/// What a pool holds, as listed before any image is opened. The images themselves are
+/// not held: read_pool_images() lists them again page by page, so that memory does not
+/// grow with the pool.
 struct PoolListing {
   std::vector<inventory::Namespace> namespaces;  ///< named ones; "" is implied
-  std::vector<inventory::ImageRef> images;       ///< in every namespace
   std::vector<inventory::TrashEntry> trash;      ///< in every namespace
+  /// The images in every namespace, as counted now: for progress only. Images created
+  /// or removed before read_pool_images() reaches them make it meet more or fewer.
+  std::size_t image_count = 0;
 };
 
 /// The outcome of reading one listed image.
@@ -46,6 +50,9 @@ struct ImageRead {
   /// removed by `rbd rm`, which goes through the trash).
   std::optional<inventory::TrashEntry> trashed;
   std::string error;  ///< when failed: one line, e.g. "cannot open: No such file or directory"
+  /// When failed: whether reading it again may help. Not when what names the image is
+  /// itself damaged (its directory entry), which a second read would meet again.
+  bool retriable = true;
 };
 
 /// How a source read the images of a sync, for the report: images per way of reading
@@ -77,26 +84,24 @@ class InventorySource {
   /// some, Error(ExitCode::no_permission).
   virtual PoolSelection list_pools(const std::vector<std::string>& names) = 0;
 
-  /// The namespaces, images and trash of `pool`.
+  /// The namespaces and trash of `pool`, and how many images it holds now.
   virtual PoolListing list_pool(const inventory::Pool& pool) = 0;
 
-  /// Reads one listed image, with its snapshots, watchers and lockers.
+  /// Reads one image, with its snapshots, watchers and lockers: the syncer's retry of
+  /// an image whose read failed.
   virtual ImageRead read_image(const inventory::Pool& pool, const inventory::ImageRef& ref) = 0;
 
-  /// Called with the index into `refs` of an image and how reading it went.
-  using OnRead = std::function<void(std::size_t index, ImageRead read)>;
+  /// Called with an image and how reading it went; the reference travels with the read.
+  using OnRead = std::function<void(const inventory::ImageRef& ref, ImageRead read)>;
 
-  /// Reads the listed images `refs` of `pool`, as read_image() does each, and calls
-  /// `on_read` once per image, in any order, on the calling thread. A source may keep
-  /// many reads in flight; this default reads one after another. When `on_read` throws
-  /// (an interruption) or a cluster-level Error is thrown, the source lets the reads in
+  /// Lists the images of `pool` (every namespace) a page at a time and reads each, as
+  /// read_image() does, calling `on_read` once per listed image, in any order, on the
+  /// calling thread. Memory holds a page and the reads in flight, never the pool. An
+  /// image created or removed while this runs may be met or not, as with any listing;
+  /// a rename never makes one met twice or missed. When `on_read` throws (an
+  /// interruption) or a cluster-level Error is thrown, the source lets the reads in
   /// flight finish before the exception leaves this call.
-  virtual void read_images(const inventory::Pool& pool,
-                           const std::vector<inventory::ImageRef>& refs, const OnRead& on_read) {
-    for (std::size_t i = 0; i < refs.size(); ++i) {
-      on_read(i, read_image(pool, refs[i]));
-    }
-  }
+  virtual void read_pool_images(const inventory::Pool& pool, const OnRead& on_read) = 0;
 
   /// How the images read so far were read; a source with one way says nothing.
   virtual ReadMethods read_methods() const { return {}; }

@@ -1,5 +1,6 @@
 #include "sync/syncer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -153,17 +154,16 @@ class SyncRun {
     }
   }
 
-  /// Lists every pool's images, namespaces and trash first, so that progress has a total.
+  /// Lists every pool's namespaces and trash and counts its images first, so that
+  /// progress has a total. The images themselves are listed again, a page at a time, as
+  /// they are read.
   void list_all() {
-    m_listed.resize(pools().size());
-    for (std::size_t p = 0; p < pools().size(); ++p) {
-      const inventory::Pool& pool = pools()[p];
+    for (const inventory::Pool& pool : pools()) {
       check_interrupted();
-      PoolListing listing = m_source.list_pool(pool);
+      const PoolListing listing = m_source.list_pool(pool);
       spdlog::debug("pool '{}': {} images, {} namespaces, {} in trash listed", pool.name,
-                    listing.images.size(), listing.namespaces.size(), listing.trash.size());
-      m_total += listing.images.size();
-      m_listed[p] = std::move(listing.images);
+                    listing.image_count, listing.namespaces.size(), listing.trash.size());
+      m_total += listing.image_count;
       for (const inventory::Namespace& ns : listing.namespaces) {
         m_transaction->add_namespace(ns);
       }
@@ -180,16 +180,12 @@ class SyncRun {
   void read_all() {
     const auto read_start = std::chrono::steady_clock::now();
     tell(Phase::reading, 0, m_total);
-    for (std::size_t p = 0; p < pools().size(); ++p) {
-      std::vector<inventory::ImageRef>& refs = m_listed[p];
-      if (refs.empty()) {
-        continue;
-      }
+    for (const inventory::Pool& pool : pools()) {
       check_interrupted();
-      read_pool(pools()[p], refs);
-      // The pool's references are no longer needed.
-      std::vector<inventory::ImageRef>().swap(refs);
+      read_pool(pool);
     }
+    // From here on the total is what was met: the count was taken before reading.
+    m_total = m_done;
     m_report.read = m_source.read_methods();
     spdlog::info("reading: {} images read, {} vanished, {} unreadable, in {:.3f}s", m_report.images,
                  m_report.skipped, m_report.stale.size(), seconds_since(read_start));
@@ -202,40 +198,35 @@ class SyncRun {
     }
   }
 
-  /// Reads the images `refs` of `pool`. Results are handed on as they arrive, in any
-  /// order: the stored outcome does not depend on the order. Failures wait for one retry
-  /// after the batch.
-  void read_pool(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs) {
-    std::vector<bool> reported(refs.size(), false);
-    std::vector<std::size_t> retries;
-    m_source.read_images(pool, refs, [&](std::size_t index, ImageRead read) {
-      if (index >= refs.size() || reported[index]) {
-        throw Error(ExitCode::internal, "the source reported image " + std::to_string(index) +
-                                            " of pool '" + pool.name + "' twice or out of range");
-      }
-      reported[index] = true;
-      if (read.outcome == ImageRead::Outcome::failed) {
+  /// One more image done. Images created after the count make done pass the total: the
+  /// total then grows with done (ProgressObserver).
+  void count_done() {
+    ++m_done;
+    m_total = std::max(m_total, m_done);
+    tell(Phase::reading, m_done, m_total);
+  }
+
+  /// Reads the images of `pool` as the source lists them. Results are handed on as they
+  /// arrive, in any order: the stored outcome does not depend on the order. Failures wait
+  /// for one retry after the pool; only their references are kept until then.
+  void read_pool(const inventory::Pool& pool) {
+    std::vector<inventory::ImageRef> retries;
+    m_source.read_pool_images(pool, [&](const inventory::ImageRef& ref, ImageRead read) {
+      if (read.outcome == ImageRead::Outcome::failed && read.retriable) {
         // A lost reply or a busy OSD can fail one attempt; only a repeated failure is
-        // worth keeping the old rows for. Retried once the batch is done, one by one.
-        spdlog::debug("image {}: {}; retrying once", shown_path(pool, refs[index]), read.error);
-        retries.push_back(index);
+        // worth keeping the old rows for. Retried once the pool is done, one by one.
+        spdlog::debug("image {}: {}; retrying once", shown_path(pool, ref), read.error);
+        retries.push_back(ref);
       } else {
-        apply(pool, refs[index], std::move(read), *m_transaction, m_trash_keys, m_report);
-        tell(Phase::reading, ++m_done, m_total);
+        apply(pool, ref, std::move(read), *m_transaction, m_trash_keys, m_report);
+        count_done();
       }
       check_interrupted();
     });
-    for (std::size_t index = 0; index < refs.size(); ++index) {
-      if (!reported[index]) {
-        throw Error(ExitCode::internal,
-                    "the source never reported image '" + shown_path(pool, refs[index]) + "'");
-      }
-    }
-    for (const std::size_t index : retries) {
+    for (const inventory::ImageRef& ref : retries) {
       check_interrupted();
-      apply(pool, refs[index], m_source.read_image(pool, refs[index]), *m_transaction, m_trash_keys,
-            m_report);
-      tell(Phase::reading, ++m_done, m_total);
+      apply(pool, ref, m_source.read_image(pool, ref), *m_transaction, m_trash_keys, m_report);
+      count_done();
     }
   }
 
@@ -266,9 +257,8 @@ class SyncRun {
   PoolSelection m_selection;
   std::unique_ptr<SinkTransaction> m_transaction;
   TrashKeys m_trash_keys;
-  std::vector<std::vector<inventory::ImageRef>> m_listed;  ///< per pool, until it is read
-  std::size_t m_total = 0;                                 ///< images listed
-  std::size_t m_done = 0;                                  ///< images read (or given up)
+  std::size_t m_total = 0;  ///< images counted (at least m_done)
+  std::size_t m_done = 0;   ///< images read (or given up)
 };
 
 }  // namespace

@@ -25,13 +25,20 @@ class FakeInventorySource : public sync::InventorySource {
   std::set<std::string> moved_to_trash;         ///< ... and found in the trash then
   std::set<std::string> fail_on_read;           ///< image ids whose every read fails
   std::map<std::string, int> fail_reads;        ///< image id -> failures before reads succeed
+  std::set<std::string> damaged_entries;        ///< image ids whose listing entry is damaged
   std::set<std::string> cluster_fails_on_read;  ///< image ids whose read throws
   int reads = 0;
   sync::ReadMethods methods;  ///< what read_methods() says
-  /// read_images() delivers a pool's images last first, as a source with many reads in
-  /// flight may; otherwise the interface's default (one after another) is used.
+  /// read_pool_images() delivers each page's images last first, as a source with many
+  /// reads in flight may; otherwise one after another.
   bool batch_in_reverse = false;
-  std::vector<std::size_t> batch_sizes;  ///< refs given to each read_images() call
+  std::size_t page_size = 1024;          ///< images per page of read_pool_images()
+  std::vector<std::size_t> batch_sizes;  ///< images of each page read_pool_images() read
+  /// Added to `images` once the pools have been listed, before the first page is read:
+  /// images created after the count.
+  std::vector<inventory::Image> created_after_listing;
+  /// Image ids removed from `images` once the pools have been listed: counted, never met.
+  std::set<std::string> removed_after_listing;
 
   void add_pool(std::int64_t id, const std::string& name) {
     inventory::Pool pool;
@@ -105,9 +112,7 @@ class FakeInventorySource : public sync::InventorySource {
       }
     }
     for (const auto& image : images) {
-      if (image.key.pool_id == pool.id) {
-        listing.images.push_back({image.key.pool_namespace, image.key.image_id, image.name});
-      }
+      listing.image_count += image.key.pool_id == pool.id ? 1 : 0;
     }
     for (const auto& entry : trash) {
       if (entry.pool_id == pool.id) {
@@ -117,15 +122,35 @@ class FakeInventorySource : public sync::InventorySource {
     return listing;
   }
 
-  void read_images(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
-                   const OnRead& on_read) override {
-    batch_sizes.push_back(refs.size());
-    if (!batch_in_reverse) {
-      InventorySource::read_images(pool, refs, on_read);
-      return;
+  void read_pool_images(const inventory::Pool& pool, const OnRead& on_read) override {
+    images.insert(images.end(), created_after_listing.begin(), created_after_listing.end());
+    created_after_listing.clear();
+    images.erase(std::remove_if(images.begin(), images.end(),
+                                [this](const inventory::Image& image) {
+                                  return removed_after_listing.count(image.key.image_id) != 0;
+                                }),
+                 images.end());
+    std::vector<inventory::ImageRef> page;
+    const auto read_page = [&] {
+      batch_sizes.push_back(page.size());
+      if (batch_in_reverse) {
+        std::reverse(page.begin(), page.end());
+      }
+      for (const auto& ref : page) {
+        on_read(ref, read_image(pool, ref));
+      }
+      page.clear();
+    };
+    for (const auto& image : images) {
+      if (image.key.pool_id == pool.id) {
+        page.push_back({image.key.pool_namespace, image.key.image_id, image.name});
+      }
+      if (page.size() == page_size) {
+        read_page();
+      }
     }
-    for (std::size_t i = refs.size(); i-- > 0;) {
-      on_read(i, read_image(pool, refs[i]));
+    if (!page.empty()) {
+      read_page();
     }
   }
 
@@ -134,6 +159,12 @@ class FakeInventorySource : public sync::InventorySource {
     sync::ImageRead read;
     if (cluster_fails_on_read.count(ref.image_id) != 0) {
       throw Error(ExitCode::unavailable, "cannot open image '" + ref.name + "': timed out");
+    }
+    if (damaged_entries.count(ref.image_id) != 0) {
+      read.outcome = sync::ImageRead::Outcome::failed;
+      read.error = "damaged directory entry";
+      read.retriable = false;
+      return read;
     }
     auto failing = fail_reads.find(ref.image_id);
     if (fail_on_read.count(ref.image_id) != 0 ||

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,19 +33,31 @@ ceph::CephConfig config(ceph::ImageReader reader) {
   return config;
 }
 
-/// Every image of `pools`, read with read_images(), by key.
+/// Every image of `pools`, read with read_pool_images(), by key.
 std::map<inventory::ImageKey, inventory::Image> read_all(ceph::CephSource& source,
                                                          const std::vector<std::string>& pools) {
   std::map<inventory::ImageKey, inventory::Image> images;
   for (const inventory::Pool& pool : source.list_pools(pools).pools) {
-    const sync::PoolListing listing = source.list_pool(pool);
-    source.read_images(pool, listing.images, [&](std::size_t index, sync::ImageRead read) {
-      EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read)
-          << listing.images[index].name << ": " << read.error;
+    source.read_pool_images(pool, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
+      EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read) << ref.name << ": " << read.error;
       images.emplace(read.image.key, std::move(read.image));
     });
   }
   return images;
+}
+
+/// The images of the default namespace of the pool of `io`, as librbd's list2() lists them.
+std::vector<inventory::ImageRef> list2_refs(librados::IoCtx& io) {
+  librbd::RBD rbd;
+  std::vector<librbd::image_spec_t> specs;
+  if (rbd.list2(io, &specs) < 0) {
+    throw std::runtime_error("list2 failed");
+  }
+  std::vector<inventory::ImageRef> refs;
+  for (auto& spec : specs) {
+    refs.push_back(inventory::ImageRef{"", spec.id, spec.name});
+  }
+  return refs;
 }
 
 template <typename T>
@@ -176,9 +189,8 @@ void expect_identical(const std::map<inventory::ImageKey, inventory::Image>& exp
 }
 
 /// What the direct reader hands to librbd, by reason, when it reads every image of
-/// `pool` (as `source` lists it); each of them must be read.
-ceph::FallbackCounts direct_fallbacks(CephAdmin& ceph, ceph::CephSource& source,
-                                      const std::string& pool) {
+/// `pool` (as list2() lists it); each of them must be read.
+ceph::FallbackCounts direct_fallbacks(CephAdmin& ceph, const std::string& pool) {
   librados::Rados rados;
   EXPECT_EQ(rados.init(required_env("RBDSYNC_TEST_CEPH_ADMIN_ID").c_str()), 0);
   EXPECT_EQ(rados.conf_read_file(required_env("RBDSYNC_TEST_CEPH_CONF").c_str()), 0);
@@ -193,16 +205,16 @@ ceph::FallbackCounts direct_fallbacks(CephAdmin& ceph, ceph::CephSource& source,
   pool_info.id = ceph.pool_id(pool);
   pool_info.name = pool;
   pool_info.mirror_mode = "disabled";
-  const sync::PoolListing listing = source.list_pool(pool_info);
+  const std::vector<inventory::ImageRef> refs = list2_refs(io);
   ceph::FallbackCounts fallbacks;
   std::size_t read = 0;
   ceph::read_images_direct(
-      rados, rbd, io, pool_info, listing.images, false,
+      rados, rbd, io, pool_info, refs, false,
       [&read](std::size_t, const sync::ImageRead& r) {
         read += r.outcome == sync::ImageRead::Outcome::read ? 1 : 0;
       },
       fallbacks);
-  EXPECT_EQ(read, listing.images.size());
+  EXPECT_EQ(read, refs.size());
   for (const auto& [reason, count] : fallbacks) {
     std::cout << "through librbd: " << reason << ": " << count << "\n";
   }
@@ -306,7 +318,7 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   expect_identical(expected, got);
   // The direct reader decoded all of it itself, snap-trasher's snapshot in the trash
   // namespace included.
-  EXPECT_EQ(direct_fallbacks(ceph, librbd_source, pool), ceph::FallbackCounts{});
+  EXPECT_EQ(direct_fallbacks(ceph, pool), ceph::FallbackCounts{});
 }
 
 /// Fills `pool` as OpenStack fills its pools (issue #18): clone v2 children of a few
@@ -386,7 +398,7 @@ TEST_F(ReaderDiffTest, OpenStackLikePoolIsReadDirectlyAndIdentically) {
   EXPECT_EQ(by_name["glance-a"].snapshots.at(0).children, 3U);
   expect_identical(expected, got);
   // The direct reader read every one of them itself.
-  EXPECT_EQ(direct_fallbacks(ceph, librbd_source, pool), ceph::FallbackCounts{});
+  EXPECT_EQ(direct_fallbacks(ceph, pool), ceph::FallbackCounts{});
 }
 
 TEST_F(ReaderDiffTest, DirectReaderReadsASnapshotMirroredPoolItself) {
@@ -502,16 +514,21 @@ TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
   const auto time = [&](const std::string& what, ceph::ImageReader reader, bool serial) {
     ceph::CephSource source(config(reader));
     const auto pools = source.list_pools({pool}).pools;
-    const sync::PoolListing listing = source.list_pool(pools.at(0));
     const auto start = std::chrono::steady_clock::now();
     std::size_t read = 0;
-    const auto on_read = [&read](std::size_t, const sync::ImageRead& r) {
+    const auto count = [&read](const sync::ImageRead& r) {
       read += r.outcome == sync::ImageRead::Outcome::read ? 1 : 0;
     };
     if (serial) {
-      source.InventorySource::read_images(pools.at(0), listing.images, on_read);
+      // One image after another, from a listing taken first (librbd's list2).
+      librados::IoCtx io = ceph.io(pool);
+      for (const inventory::ImageRef& ref : list2_refs(io)) {
+        count(source.read_image(pools.at(0), ref));
+      }
     } else {
-      source.read_images(pools.at(0), listing.images, on_read);
+      // Paged listing included.
+      source.read_pool_images(pools.at(0),
+                              [&](const inventory::ImageRef&, sync::ImageRead r) { count(r); });
     }
     seconds[what] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     counted = read;

@@ -278,6 +278,70 @@ TEST_F(SyncerTest, EachPoolIsReadInOneBatch) {
   EXPECT_EQ(source.batch_sizes, (std::vector<std::size_t>{2, 1}));
 }
 
+TEST_F(SyncerTest, ImagesOfEveryPageAreStored) {
+  source.page_size = 1;
+  const SyncReport report = sync();
+  EXPECT_EQ(source.batch_sizes, (std::vector<std::size_t>{1, 1, 1}));
+  EXPECT_EQ(report.images, 3U);
+  EXPECT_EQ(stored().images.size(), 3U);
+}
+
+/// Every (phase, done, total) a sync reports.
+struct ProgressLog : ProgressObserver {
+  struct Step {
+    Phase phase;
+    std::size_t done;
+    std::size_t total;
+    bool operator==(const Step& other) const {
+      return phase == other.phase && done == other.done && total == other.total;
+    }
+  };
+  void on_progress(Phase phase, std::size_t done, std::size_t total) override {
+    steps.push_back({phase, done, total});
+  }
+  std::vector<Step> steps;
+};
+
+TEST_F(SyncerTest, ImagesCreatedAfterTheCountGrowTheTotalInsteadOfPassingIt) {
+  source.created_after_listing.push_back(source.images[0]);
+  source.created_after_listing.back().key.image_id = "id-new";
+  source.created_after_listing.back().name = "new";
+  ProgressLog log;
+  const SyncReport report = Syncer().run(source, sink, SyncOptions{}, &log);
+  EXPECT_EQ(report.images, 4U);
+  EXPECT_EQ(stored().images.size(), 4U);
+  using Step = ProgressLog::Step;
+  const std::vector<Step> reading(log.steps.begin() + 1, log.steps.end() - 2);
+  EXPECT_EQ(reading, (std::vector<Step>{{Phase::reading, 0, 3},
+                                        {Phase::reading, 1, 3},
+                                        {Phase::reading, 2, 3},
+                                        {Phase::reading, 3, 3},
+                                        {Phase::reading, 4, 4}}));
+  EXPECT_EQ(log.steps.back(), (Step{Phase::committing, 4, 4}));
+}
+
+TEST_F(SyncerTest, ImagesRemovedAfterTheCountLeaveTheTotalAtWhatWasMet) {
+  sync();
+  source.removed_after_listing.insert("id-b");
+  ProgressLog log;
+  const SyncReport report = Syncer().run(source, sink, SyncOptions{}, &log);
+  EXPECT_EQ(report.counts.images.removed, 1U);
+  ASSERT_GE(log.steps.size(), 3U);
+  EXPECT_EQ(log.steps[1], (ProgressLog::Step{Phase::reading, 0, 3}));
+  EXPECT_EQ(log.steps.back(), (ProgressLog::Step{Phase::committing, 2, 2}));
+}
+
+TEST_F(SyncerTest, ImageWhoseListingEntryIsDamagedIsStaleWithoutARetry) {
+  sync();
+  source.damaged_entries.insert("id-b");
+  const SyncReport report = sync();
+  EXPECT_TRUE(report.partial());
+  ASSERT_EQ(report.stale.size(), 1U);
+  EXPECT_EQ(report.stale[0].path, "rbd/b");
+  EXPECT_EQ(source.reads, 3 + 3) << "no second read of the damaged entry";
+  EXPECT_EQ(report.counts.images.removed, 0U);
+}
+
 TEST_F(SyncerTest, ImagesDeliveredOutOfOrderAreAllStored) {
   source.batch_in_reverse = true;
   source.vanish_on_read.insert("id-a");

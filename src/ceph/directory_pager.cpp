@@ -1,0 +1,181 @@
+#include "ceph/directory_pager.hpp"
+
+#include <cerrno>
+#include <cstdint>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "ceph/ceph_error.hpp"
+#include "ceph/encoding.hpp"
+#include "ceph/header_decoder.hpp"
+#include "common/error.hpp"
+#include "common/text.hpp"
+
+namespace rbdsync::ceph {
+
+namespace {
+
+constexpr const char* k_directory = "rbd_directory";
+constexpr const char* k_id_prefix = "id_";
+
+std::string in_namespace(const std::string& ns) {
+  return ns.empty() ? std::string() : " namespace '" + display_text(ns, Controls::escape) + "'";
+}
+
+}  // namespace
+
+DirectoryPage directory_page(const std::string& ns,
+                             const std::map<std::string, librados::bufferlist>& entries) {
+  const std::string prefix = k_id_prefix;
+  DirectoryPage page;
+  page.images.reserve(entries.size());
+  for (const auto& [key, value] : entries) {
+    if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) {
+      spdlog::warn("rbd_directory{}: entry '{}' names no image id; left out", in_namespace(ns),
+                   display_text(key, Controls::escape));
+      continue;
+    }
+    std::string id = key.substr(prefix.size());
+    const std::string bytes = value.to_str();
+    if (auto name = decode_directory_name(bytes)) {
+      page.images.push_back(inventory::ImageRef{ns, std::move(id), std::move(*name)});
+    } else {
+      page.damaged.push_back(inventory::ImageRef{ns, std::move(id), bytes});
+    }
+  }
+  return page;
+}
+
+DirectoryPager::DirectoryPager(const librados::IoCtx& io, const std::string& ns,
+                               std::size_t page_size)
+    : m_ns(ns), m_page_size(page_size) {
+  m_io.dup(io);
+  m_io.set_namespace(ns);
+  request();
+}
+
+DirectoryPager::~DirectoryPager() {
+  if (m_reply) {
+    m_reply->wait_for_complete();
+  }
+}
+
+void DirectoryPager::request() {
+  m_entries.clear();
+  m_more = false;
+  m_entries_r = 0;
+  m_op.emplace();
+  m_op->omap_get_vals2(m_after, k_id_prefix, m_page_size, &m_entries, &m_more, &m_entries_r);
+  m_reply.reset(librados::Rados::aio_create_completion());
+  const int r = m_io.aio_operate(k_directory, m_reply.get(), &*m_op, nullptr);
+  if (r < 0) {
+    m_reply.reset();
+    throw_ceph_error(r, "cannot list the images of" + in_namespace(m_ns) + " (rbd_directory)");
+  }
+}
+
+int DirectoryPager::wait() {
+  m_reply->wait_for_complete();
+  const int r = m_reply->get_return_value();
+  m_reply.reset();
+  m_op.reset();
+  return r < 0 ? r : m_entries_r;
+}
+
+std::optional<DirectoryPage> DirectoryPager::next() {
+  if (m_done) {
+    return std::nullopt;
+  }
+  const int r = wait();
+  if (r == -ENOENT) {
+    m_done = true;
+    return std::nullopt;
+  }
+  check(r, "cannot list the images of" + in_namespace(m_ns) + " (rbd_directory)");
+  const std::map<std::string, librados::bufferlist> entries = std::move(m_entries);
+  m_done = !m_more || entries.empty();
+  if (!m_done) {
+    m_after = entries.rbegin()->first;
+    request();
+  }
+  return directory_page(m_ns, entries);
+}
+
+std::vector<inventory::ImageRef> list_format1_images(const librados::IoCtx& io) {
+  librados::IoCtx root;
+  root.dup(io);
+  root.set_namespace("");
+  librados::bufferlist data;
+  const int r = root.read(k_directory, data, 0, 0);
+  if (r == -ENOENT) {
+    return {};
+  }
+  check(r, "cannot read the format 1 images of the pool (rbd_directory)");
+  std::vector<inventory::ImageRef> images;
+  if (data.length() == 0) {
+    return images;
+  }
+  // tmap: a bufferlist header (u32 length, bytes), then map<string, bufferlist>.
+  const std::string bytes = data.to_str();
+  Decoder in(bytes);
+  in.skip(in.number<std::uint32_t>());
+  const std::uint32_t count = in.count(2 * sizeof(std::uint32_t));
+  for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+    std::string name = in.text();
+    in.skip(in.number<std::uint32_t>());
+    images.push_back(inventory::ImageRef{"", "", std::move(name)});
+  }
+  if (!in.at_end()) {
+    throw Error(ExitCode::data,
+                "the format 1 image list of the pool (rbd_directory's data) cannot be decoded",
+                "check the pool's rbd_directory object (rados -p POOL get rbd_directory -)");
+  }
+  return images;
+}
+
+std::map<std::string, inventory::ImageRef> list_removing_images(const librados::IoCtx& io,
+                                                                const std::string& ns) {
+  constexpr std::uint8_t k_source_removing = 3;  // RBD_TRASH_IMAGE_SOURCE_REMOVING
+  const std::string prefix = k_id_prefix;
+  librados::IoCtx in_ns;
+  in_ns.dup(io);
+  in_ns.set_namespace(ns);
+  std::map<std::string, inventory::ImageRef> removing;
+  std::string after;
+  for (bool more = true; more;) {
+    std::map<std::string, librados::bufferlist> entries;
+    const int r =
+        in_ns.omap_get_vals2("rbd_trash", after, prefix, k_directory_page, &entries, &more);
+    if (r == -ENOENT || (r >= 0 && entries.empty())) {
+      break;
+    }
+    check(r, "cannot list the trash of" + in_namespace(ns) + " (rbd_trash)");
+    after = entries.rbegin()->first;
+    for (const auto& [key, value] : entries) {
+      // TrashImageSpec: ENCODE_START(2, 1) { u8 source, name, ... }.
+      const std::string bytes = value.to_str();
+      Decoder outer(bytes);
+      Decoder spec = outer.envelope(1);
+      const auto source = spec.number<std::uint8_t>();
+      std::string name = spec.text();
+      if (spec.ok() && source == k_source_removing && key.size() > prefix.size()) {
+        std::string id = key.substr(prefix.size());
+        removing.emplace(id, inventory::ImageRef{ns, id, std::move(name)});
+      }
+    }
+  }
+  return removing;
+}
+
+std::size_t count_directory(const librados::IoCtx& io, const std::string& ns) {
+  std::size_t count = list_removing_images(io, ns).size();
+  count += ns.empty() ? list_format1_images(io).size() : 0;
+  DirectoryPager pager(io, ns);
+  while (auto page = pager.next()) {
+    count += page->images.size() + page->damaged.size();
+  }
+  return count;
+}
+
+}  // namespace rbdsync::ceph

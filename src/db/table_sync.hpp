@@ -45,8 +45,8 @@ struct Table {
 
 /// `row` as one line of COPY text format: tab-separated, \N for NULL, backslash escapes.
 std::string copy_line(const Row& row);
-/// Appends copy_line(`row`) to `out`, without a newline.
-void append_copy_line(std::string& out, const Row& row);
+/// Appends copy_line(`row`) to `line`, without a newline.
+void append_copy_line(std::string& line, const Row& row);
 
 /// The staging table of `table`: "seen_<name>".
 std::string staging_name(const Table& table);

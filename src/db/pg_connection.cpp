@@ -28,6 +28,10 @@ std::string one_line(const std::string& text) {
   return line;
 }
 
+bool lost_the_server(const std::string& state) {
+  return state.rfind("08", 0) == 0 || state == "57P01" || state == "57P02" || state == "57P03";
+}
+
 namespace {
 
 bool contains(const std::string& text, const char* part) {

@@ -21,6 +21,13 @@ std::string one_line(const std::string& text);
 std::unique_ptr<pqxx::connection> open_connection(const std::string& conninfo,
                                                   int statement_timeout_seconds);
 
+/// Whether SQLSTATE `state` says the session is gone: a connection exception (class
+/// 08), or the server ending it (57P01 admin shutdown, as a fast shutdown or
+/// pg_terminate_backend() does; 57P02 crash shutdown; 57P03 cannot connect now). With
+/// the transaction open while Ceph is read, the server can end the session between two
+/// statements; the next one then reports it as an SQL error.
+bool lost_the_server(const std::string& state);
+
 /// Runs `body`, turning libpqxx exceptions into Error. `what` names the operation.
 template <typename Body>
 auto translated(const std::string& what, Body&& body) -> decltype(body()) {
@@ -44,6 +51,12 @@ auto translated(const std::string& what, Body&& body) -> decltype(body()) {
     throw Error(ExitCode::config, what + ": " + one_line(e.what()),
                 "run 'rbd-sync migrate' against this database first");
   } catch (const pqxx::sql_error& e) {
+    if (lost_the_server(e.sqlstate())) {
+      throw Error(ExitCode::unavailable,
+                  what + ": lost the connection to PostgreSQL (server stopped or session ended): " +
+                      one_line(e.what()),
+                  "check the server's state and log; the database is unchanged");
+    }
     if (e.sqlstate() == "57014") {  // query_canceled: statement_timeout or a cancel
       throw Error(ExitCode::unavailable,
                   what + ": PostgreSQL cancelled the statement: " + one_line(e.what()),

@@ -1,8 +1,9 @@
 #include "db/pg_store.hpp"
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "db/inventory_rows.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_connection.hpp"
+#include "db/staging.hpp"
 #include "db/table_sync.hpp"
 #include "db/usage_history.hpp"
 
@@ -38,44 +40,63 @@ void throw_injected_fault() {
   }
 }
 
-/// One sync's transaction. Until store(), it only turns what the sync adds into COPY
-/// lines in memory; the database transaction runs from store() to commit(), so that
-/// it is not held open while Ceph is read. pqxx::work rolls back in its destructor
-/// unless committed.
+/// The staging tables of one sync, created empty in its transaction, in StagedKind order.
+std::array<StagingTable, k_staged_kinds> create_staging_tables(pqxx::work& work) {
+  // The session idles in this transaction between batches for as long as Ceph is read
+  // (minutes at a million images): a server's idle_in_transaction_session_timeout must
+  // not end it. Each statement stays bounded by statement_timeout (--db-timeout).
+  work.exec("SET LOCAL idle_in_transaction_session_timeout = 0");
+  std::array<StagingTable, k_staged_kinds> tables;
+  const std::array<const Table*, k_staged_kinds> kinds{
+      &pools_table(), &namespaces_table(), &images_table(), &snapshots_table(), &trash_table()};
+  for (std::size_t k = 0; k < k_staged_kinds; ++k) {
+    tables[k] = StagingTable{staging_name(*kinds[k]), kinds[k]->types};
+    create_staging_table(work, tables[k].name, tables[k].columns);
+  }
+  create_staging_table(work, k_stale_images_table, stale_image_types());
+  return tables;
+}
+
+/// One sync's transaction, open from begin() to commit() or destruction. Rows go to its
+/// temporary staging tables as they are added, a batch at a time, so memory holds what
+/// is in flight and not the inventory; no other session sees them, and store() turns
+/// them into the inventory in a few set-based statements. pqxx::work rolls back in its
+/// destructor unless committed, and the staging tables go with it.
 class PgTransaction : public sync::SinkTransaction {
  public:
   PgTransaction(pqxx::connection& connection, std::string fsid, std::string name,
-                std::string run_id)
-      : m_connection(connection),
-        m_fsid(std::move(fsid)),
+                std::string run_id, std::size_t batch_bytes)
+      : m_fsid(std::move(fsid)),
         m_name(std::move(name)),
-        m_run_id(std::move(run_id)) {}
+        m_run_id(std::move(run_id)),
+        m_work(connection, "rbd-sync"),
+        m_stager(m_work, create_staging_tables(m_work), batch_bytes) {}
 
   void add_pools(const std::vector<inventory::Pool>& pools) override {
     for (const inventory::Pool& pool : pools) {
-      m_pools.add(pool_row(m_fsid, pool));
+      m_stager.add(StagedKind::pools, pool_row(m_fsid, pool));
       m_pool_ids.push_back(pool.id);
     }
   }
 
   void add_namespace(const inventory::Namespace& ns) override {
-    m_namespaces.add(namespace_row(m_fsid, ns));
+    m_stager.add(StagedKind::namespaces, namespace_row(m_fsid, ns));
   }
 
   void add_image(const inventory::Image& image) override {
     throw_injected_fault();
     // Every row is built before any is added: a value that cannot be stored leaves
     // nothing of the image behind.
-    Row image_line = image_row(m_fsid, image);
+    const Row image_line = image_row(m_fsid, image);
     const std::vector<Row> snapshot_lines = snapshot_rows(m_fsid, image);
-    m_images.add(image_line);
+    m_stager.add(StagedKind::images, image_line);
     for (const Row& row : snapshot_lines) {
-      m_snapshots.add(row);
+      m_stager.add(StagedKind::snapshots, row);
     }
   }
 
   void add_trash(const inventory::TrashEntry& entry) override {
-    m_trash.add(trash_row(m_fsid, entry));
+    m_stager.add(StagedKind::trash, trash_row(m_fsid, entry));
   }
 
   sync::StoreCounts store(const sync::SyncScope& scope,
@@ -85,34 +106,40 @@ class PgTransaction : public sync::SinkTransaction {
                   "report this as a bug: PgStore::set_run_id() comes before begin()");
     }
     return translated("writing the inventory", [&] {
-      pqxx::work& work = begin_writing();
-      InventoryTables tables(work);
-      stage_all(tables, stale);
+      m_stager.finish();
+      begin_writing();
+      InventoryTables tables(m_work, m_stager);
+      stage_stale_images(stale);
       write_all(tables, scope);
-      const std::size_t unreadable_added = mark_stale(work);
+      const std::size_t unreadable_added = mark_stale();
       // With every inventory row final: the figures the console's charts draw.
-      const std::size_t usage_rows = record_usage_history(work, m_fsid, m_run_id, m_pool_ids);
+      const std::size_t usage_rows = record_usage_history(m_work, m_fsid, m_run_id, m_pool_ids);
       spdlog::debug("usage history: {} pool row(s) added", usage_rows);
+      m_stored = true;
       return counts(tables, unreadable_added);
     });
   }
 
   void commit() override {
-    if (!m_work) {
+    if (!m_stored) {
       throw Error(ExitCode::internal, "commit() without store()");
     }
-    translated("committing the inventory", [&] { m_work->commit(); });
+    translated("committing the inventory", [&] { m_work.commit(); });
   }
 
  private:
-  /// The five inventory tables of one store().
+  /// The five inventory tables of one store(), their rows staged.
   struct InventoryTables {
-    explicit InventoryTables(pqxx::work& work)
-        : pools(work, pools_table()),
-          namespaces(work, namespaces_table()),
-          images(work, images_table()),
-          snapshots(work, snapshots_table()),
-          trash(work, trash_table()) {}
+    InventoryTables(pqxx::work& work, const RowStager& stager)
+        : pools(work, pools_table(), stager.staged(StagedKind::pools)),
+          namespaces(work, namespaces_table(), stager.staged(StagedKind::namespaces)),
+          images(work, images_table(), stager.staged(StagedKind::images)),
+          snapshots(work, snapshots_table(), stager.staged(StagedKind::snapshots)),
+          trash(work, trash_table(), stager.staged(StagedKind::trash)) {
+      for (TableSync* table : {&pools, &namespaces, &images, &snapshots, &trash}) {
+        table->analyze_staged();
+      }
+    }
 
     TableSync pools;
     TableSync namespaces;
@@ -121,51 +148,52 @@ class PgTransaction : public sync::SinkTransaction {
     TableSync trash;
   };
 
-  /// Opens the database transaction, serialised with other writers of the cluster, and
-  /// records the cluster.
-  pqxx::work& begin_writing() {
-    m_work.emplace(m_connection, "rbd-sync");
-    pqxx::work& work = *m_work;
+  /// Starts the set-based part: serialised with other writers of the cluster, planned
+  /// for whole-table joins, and with the cluster recorded.
+  void begin_writing() {
     // Serialises writers of the same cluster's rows until this transaction ends, as
     // a second line behind the run's claim. Its own key: the claim ('rbd-sync:' ||
     // fsid) is held by the run-history session, and waiting on it here would wait
-    // on ourselves.
-    work.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))",
-                     m_fsid);
+    // on ourselves. Taken here and not at begin(): until now the transaction touched
+    // only its own temporary tables.
+    m_work.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))",
+                       m_fsid);
     // Every statement below joins a whole table with a whole staged one, which hash
     // joins do in linear time. The planner picks a nested loop instead when it thinks
     // a table is small, and it does exactly when it matters: after the first sync of
     // a large cluster (the table was empty at the last ANALYZE, or was just filled in
     // this transaction). A nested anti join over unindexed staged rows is quadratic:
     // 30,000 images took 190 s instead of ~10 (bench/scale.sh --images 30000).
-    work.exec("SET LOCAL enable_nestloop = off");
-    // A join the planner must still run as a nested loop (the usage totals' one-row
-    // cross joins) now costs over 10^10, far past jit_above_cost, so PostgreSQL compiled
-    // and inlined it with LLVM: ~1 s of a 2,000-image no-op sync went to compiling one
-    // INSERT of one row. Nothing here runs long enough per row for JIT to pay.
-    work.exec("SET LOCAL jit = off");
+    m_work.exec("SET LOCAL enable_nestloop = off");
+    // Hash joins of a million rows on each side: the server's default 4 MB makes them
+    // spill in many batches. Raised for this transaction only, never lowered. And no
+    // JIT: with nested loops off, a plan that still needs one costs 1e10, far above
+    // jit_above_cost, and compiling it took 1.1 s of a 2,000-image sync's 1.3 s write
+    // (the cluster_usage_history INSERT) for statements that run once.
+    m_work.exec(
+        "SELECT set_config('work_mem', '64MB', true) FROM pg_settings "
+        "WHERE name = 'work_mem' AND setting::bigint < 65536");
+    m_work.exec("SET LOCAL jit = off");
     // Written only when new or renamed: a no-op sync writes no inventory row.
-    work.exec_params(
+    m_work.exec_params(
         "INSERT INTO rbdsync.clusters (fsid, name) VALUES ($1, $2) ON CONFLICT (fsid) DO NOTHING",
         m_fsid, m_name);
-    work.exec_params(
+    m_work.exec_params(
         "UPDATE rbdsync.clusters SET name = $2 WHERE fsid = $1 AND name IS DISTINCT FROM $2",
         m_fsid, m_name);
-    return work;
   }
 
-  /// COPYs every row added, and the images that could not be read, into staging tables.
-  void stage_all(InventoryTables& tables, const std::vector<sync::StaleImage>& stale) {
-    tables.pools.stage(m_pools);
-    tables.namespaces.stage(m_namespaces);
-    tables.images.stage(m_images);
-    tables.snapshots.stage(m_snapshots);
-    tables.trash.stage(m_trash);
-    CopyRows stale_images;
-    for (const sync::StaleImage& image : stale) {
-      stale_images.add(stale_row(image));
+  /// COPYs the images that could not be read into their staging table: as many as
+  /// reads failed, so one batch.
+  void stage_stale_images(const std::vector<sync::StaleImage>& stale) {
+    if (stale.empty()) {
+      return;
     }
-    stage_stale_images(*m_work, stale_image_types(), stale_images);
+    CopyBatch batch;
+    for (const sync::StaleImage& image : stale) {
+      batch.add(stale_row(image));
+    }
+    copy_into(m_work, k_stale_images_table, stale_image_types(), batch.lines());
   }
 
   /// Upserts the staged rows, then removes the stored rows not staged within `scope`.
@@ -195,28 +223,28 @@ class PgTransaction : public sync::SinkTransaction {
 
   /// Marks the kept rows of unreadable images stale, and gives an image unreadable on
   /// its very first sync a row. Returns how many such rows were added.
-  std::size_t mark_stale(pqxx::work& work) {
+  std::size_t mark_stale() {
     // Kept rows of unreadable images say so; the same error again writes nothing.
-    work.exec(
+    m_work.exec(
         "UPDATE rbdsync.images AS t SET stale_error = x.error, "
         "stale_since = coalesce(t.stale_since, now()) FROM stale_images AS x "
         "WHERE t.fsid = " +
-        work.quote(m_fsid) +
+        m_work.quote(m_fsid) +
         " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND t.image_id = x.image_id "
         "AND t.stale_error IS DISTINCT FROM x.error");
     // An image unreadable on its very first sync still gets a row: what the listing
     // knew, and why it could not be read, so that the console shows it. Once per key,
     // whatever the listing held (format 1 images all have the empty id).
-    return work
+    return m_work
         .exec(
             "INSERT INTO rbdsync.images (fsid, pool_id, namespace, image_id, name, "
             "name_bytes, used_unknown_reason, stale_error, stale_since) "
             "SELECT DISTINCT ON (x.pool_id, x.namespace, x.image_id) " +
-            work.quote(m_fsid) +
+            m_work.quote(m_fsid) +
             ", x.pool_id, x.namespace, x.image_id, x.name, x.name_bytes, 'not read yet', "
             "x.error, now() FROM stale_images AS x WHERE NOT EXISTS (SELECT 1 FROM "
             "rbdsync.images AS t WHERE t.fsid = " +
-            work.quote(m_fsid) +
+            m_work.quote(m_fsid) +
             " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND "
             "t.image_id = x.image_id)")
         .affected_rows();
@@ -233,17 +261,14 @@ class PgTransaction : public sync::SinkTransaction {
     return counts;
   }
 
-  pqxx::connection& m_connection;
   std::string m_fsid;
   std::string m_name;
   std::string m_run_id;
   std::vector<std::int64_t> m_pool_ids;
-  CopyRows m_pools;
-  CopyRows m_namespaces;
-  CopyRows m_images;
-  CopyRows m_snapshots;
-  CopyRows m_trash;
-  std::optional<pqxx::work> m_work;
+  pqxx::work m_work;
+  // After m_work: destroyed first, while the transaction is still there.
+  RowStager m_stager;
+  bool m_stored = false;
 };
 
 }  // namespace
@@ -258,7 +283,19 @@ struct PgStore::Connection {
 
 PgStore::PgStore(const std::string& conninfo, int statement_timeout_seconds)
     : m_connection(
-          std::make_unique<Connection>(open_connection(conninfo, statement_timeout_seconds))) {}
+          std::make_unique<Connection>(open_connection(conninfo, statement_timeout_seconds))),
+      m_batch_bytes(k_batch_bytes) {
+  translated("preparing the session", [&] {
+    // The staging tables live in the session's local buffers: at a million images, a
+    // few hundred MB that the default 8 MB would push to temporary files block by block.
+    // Settable only before the session's first temporary table, hence here. A ceiling,
+    // allocated as used; never lowered.
+    pqxx::nontransaction work(m_connection->connection, "rbd-sync session");
+    work.exec(
+        "SELECT set_config('temp_buffers', '64MB', false) FROM pg_settings "
+        "WHERE name = 'temp_buffers' AND setting::bigint < 8192");
+  });
+}
 
 void PgStore::cancel_running_statement() noexcept {
   try {
@@ -340,9 +377,16 @@ void PgStore::set_run_id(const std::string& run_id) {
   m_run_id = run_id;
 }
 
+void PgStore::set_batch_bytes(std::size_t bytes) {
+  m_batch_bytes = bytes;
+}
+
 std::unique_ptr<sync::SinkTransaction> PgStore::begin(const std::string& fsid,
                                                       const std::string& name) {
-  return std::make_unique<PgTransaction>(m_connection->connection, fsid, name, m_run_id);
+  return translated("starting the inventory transaction", [&] {
+    return std::unique_ptr<sync::SinkTransaction>(std::make_unique<PgTransaction>(
+        m_connection->connection, fsid, name, m_run_id, m_batch_bytes));
+  });
 }
 
 }  // namespace rbdsync::db

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,8 +38,19 @@ class PgStore : public sync::InventorySink {
   /// rbdsync.runs must exist by then. Set it before begin().
   void set_run_id(const std::string& run_id);
 
-  /// Nothing reaches the database before the transaction's store(). Its store() throws
-  /// Error(ExitCode::internal) when no run id was set.
+  /// The COPY text each kind of row collects before it is sent (k_batch_bytes unless
+  /// set): tests set it tiny to force a COPY per row, or huge to send all at store().
+  /// Applies to the transactions begun after.
+  void set_batch_bytes(std::size_t bytes);
+
+  /// Opens the database transaction the sync writes in, with its temporary staging
+  /// tables, and holds it until commit() or the transaction's destruction. While Ceph is
+  /// read, rows reach those temporary tables in batches (each COPY one statement,
+  /// bounded by the statement timeout); no other session sees them, and nothing outside
+  /// them changes before store(). Nothing is visible before commit(). A PostgreSQL
+  /// failure while reading fails the next add_*() or store() with the Error of
+  /// translated() (e.g. ExitCode::unavailable for a lost connection). The transaction's
+  /// store() throws Error(ExitCode::internal) when no run id was set.
   std::unique_ptr<sync::SinkTransaction> begin(const std::string& fsid,
                                                const std::string& name) override;
 
@@ -51,6 +63,7 @@ class PgStore : public sync::InventorySink {
   struct Connection;
   std::unique_ptr<Connection> m_connection;
   std::string m_run_id;
+  std::size_t m_batch_bytes;
 };
 
 }  // namespace rbdsync::db

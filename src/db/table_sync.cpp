@@ -30,46 +30,15 @@ std::vector<std::string> all_columns(const Table& table) {
   return columns;
 }
 
-// pqxx::tablewriter is deprecated in libpqxx 6.4 in favour of stream_to, but stream_to
-// only writes fixed-size tuples and has no NULL for std::optional there; our rows are
-// built at run time. write_raw_line() takes a line we escaped ourselves (copy_line).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-void copy_into(pqxx::work& work, const std::string& table, const std::vector<ColumnType>& columns,
-               CopyRows& rows) {
-  std::vector<std::string> quoted_columns;
-  quoted_columns.reserve(columns.size());
-  for (const ColumnType& column : columns) {
-    quoted_columns.push_back(quoted(column.name));
-  }
-  pqxx::tablewriter writer(work, table, quoted_columns.begin(), quoted_columns.end());
-  rows.for_each_line([&writer](const std::string& line) { writer.write_raw_line(line); });
-  writer.complete();
-  rows.clear();
-}
-#pragma GCC diagnostic pop
-
-/// A temporary table of `columns` that lives until the transaction ends. Without keys,
-/// foreign keys or checks: the staged rows are checked when they reach the real table.
-void create_staging_table(pqxx::work& work, const std::string& name,
-                          const std::vector<ColumnType>& columns) {
-  std::string definitions;
-  for (const ColumnType& column : columns) {
-    if (!definitions.empty()) {
-      definitions += ", ";
-    }
-    definitions += quoted(column.name) + " " + column.sql_type;
-    if (column.not_null) {
-      definitions += " NOT NULL";
-    }
-  }
-  work.exec("CREATE TEMPORARY TABLE " + name + " (" + definitions + ") ON COMMIT DROP");
-}
-
 }  // namespace
 
 std::string copy_line(const Row& row) {
   std::string line;
+  append_copy_line(line, row);
+  return line;
+}
+
+void append_copy_line(std::string& line, const Row& row) {
   bool first = true;
   for (const Field& field : row) {
     if (!first) {
@@ -99,30 +68,48 @@ std::string copy_line(const Row& row) {
       }
     }
   }
-  return line;
 }
 
-void CopyRows::add(const Row& row) {
-  // A block is closed once it passes 1 MiB; a line never spans two blocks.
-  constexpr std::size_t k_block_bytes = std::size_t{1} << 20U;
-  if (m_blocks.empty() || m_blocks.back().size() >= k_block_bytes) {
-    m_blocks.emplace_back().reserve(k_block_bytes + 4096);
+std::string staging_name(const Table& table) {
+  return "seen_" + table.name;
+}
+
+void create_staging_table(pqxx::work& work, const std::string& name,
+                          const std::vector<ColumnType>& columns) {
+  std::string definitions;
+  for (const ColumnType& column : columns) {
+    if (!definitions.empty()) {
+      definitions += ", ";
+    }
+    definitions += quoted(column.name) + " " + column.sql_type;
+    if (column.not_null) {
+      definitions += " NOT NULL";
+    }
   }
-  m_blocks.back() += copy_line(row);
-  m_blocks.back() += '\n';
-  ++m_rows;
+  work.exec("CREATE TEMPORARY TABLE " + name + " (" + definitions + ") ON COMMIT DROP");
 }
 
-void CopyRows::clear() {
-  std::vector<std::string>().swap(m_blocks);
-  m_rows = 0;
+// pqxx::tablewriter is deprecated in libpqxx 6.4 in favour of stream_to, but stream_to
+// only writes fixed-size tuples and has no NULL for std::optional there; our rows are
+// built at run time. write_raw_line() takes text we escaped ourselves (copy_line), and
+// the COPY stream need not be cut at rows: a whole batch goes in one PQputCopyData.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+void copy_into(pqxx::work& work, const std::string& name, const std::vector<ColumnType>& columns,
+               const std::string& lines) {
+  std::vector<std::string> quoted_columns;
+  quoted_columns.reserve(columns.size());
+  for (const ColumnType& column : columns) {
+    quoted_columns.push_back(quoted(column.name));
+  }
+  pqxx::tablewriter writer(work, name, quoted_columns.begin(), quoted_columns.end());
+  writer.write_raw_line(lines);
+  writer.complete();
 }
+#pragma GCC diagnostic pop
 
-TableSync::TableSync(pqxx::work& work, Table table) : m_work(work), m_table(std::move(table)) {}
-
-std::string TableSync::staged_name() const {
-  return "seen_" + m_table.name;
-}
+TableSync::TableSync(pqxx::work& work, Table table, std::size_t staged)
+    : m_work(work), m_table(std::move(table)), m_staged(staged) {}
 
 std::string TableSync::key_match(const char* stored, const char* seen) const {
   std::string text = std::string(stored) + ".fsid = " + seen + ".fsid";
@@ -132,13 +119,10 @@ std::string TableSync::key_match(const char* stored, const char* seen) const {
   return text;
 }
 
-void TableSync::stage(CopyRows& rows) {
-  create_staging_table(m_work, staged_name(), m_table.types);
-  m_staged = rows.size();
-  copy_into(m_work, staged_name(), m_table.types, rows);
+void TableSync::analyze_staged() {
   // Without statistics the planner guesses a handful of rows and may pick nested
   // loops over thousands.
-  m_work.exec("ANALYZE " + staged_name());
+  m_work.exec("ANALYZE " + staging_name(m_table));
 }
 
 void TableSync::upsert() {
@@ -150,7 +134,7 @@ void TableSync::upsert() {
     }
     set += "updated_at = now()";
     const pqxx::result updated =
-        m_work.exec("UPDATE " + table + " AS t SET " + set + " FROM " + staged_name() +
+        m_work.exec("UPDATE " + table + " AS t SET " + set + " FROM " + staging_name(m_table) +
                     " AS s WHERE " + key_match("t", "s") + " AND (" + joined(m_table.values, "t.") +
                     ") IS DISTINCT FROM (" + joined(m_table.values, "s.") + ")");
     m_counts.changed = updated.affected_rows();
@@ -158,8 +142,8 @@ void TableSync::upsert() {
   const std::string columns = joined(all_columns(m_table));
   const pqxx::result inserted = m_work.exec(
       "INSERT INTO " + table + " (" + columns + ") SELECT " + joined(all_columns(m_table), "s.") +
-      " FROM " + staged_name() + " AS s WHERE NOT EXISTS (SELECT 1 FROM " + table + " AS t WHERE " +
-      key_match("t", "s") + ")");
+      " FROM " + staging_name(m_table) + " AS s WHERE NOT EXISTS (SELECT 1 FROM " + table +
+      " AS t WHERE " + key_match("t", "s") + ")");
   m_counts.added = inserted.affected_rows();
   m_counts.unchanged = m_staged - m_counts.added - m_counts.changed;
   // After many new rows (a first sync), the table's statistics still describe it as it
@@ -177,7 +161,7 @@ void TableSync::upsert() {
 void TableSync::remove(const DeleteScope& scope) {
   std::string sql = "DELETE FROM rbdsync." + m_table.name +
                     " AS t WHERE t.fsid = " + m_work.quote(scope.fsid) +
-                    " AND NOT EXISTS (SELECT 1 FROM " + staged_name() + " AS s WHERE " +
+                    " AND NOT EXISTS (SELECT 1 FROM " + staging_name(m_table) + " AS s WHERE " +
                     key_match("t", "s") + ")";
   if (!scope.all_pools) {
     std::string ids;
@@ -199,11 +183,6 @@ void TableSync::remove(const DeleteScope& scope) {
         "x.namespace = t.namespace AND x.image_id = t.image_id)";
   }
   m_counts.removed = m_work.exec(sql).affected_rows();
-}
-
-void stage_stale_images(pqxx::work& work, const std::vector<ColumnType>& columns, CopyRows& rows) {
-  create_staging_table(work, "stale_images", columns);
-  copy_into(work, "stale_images", columns, rows);
 }
 
 }  // namespace rbdsync::db

@@ -45,36 +45,22 @@ struct Table {
 
 /// `row` as one line of COPY text format: tab-separated, \N for NULL, backslash escapes.
 std::string copy_line(const Row& row);
+/// Appends copy_line(`row`) to `line`, without a newline.
+void append_copy_line(std::string& line, const Row& row);
 
-/// Rows waiting to be COPYed into one table, kept as their COPY lines: the most compact
-/// form a row has on this side, and the one the server reads. A sync adds rows as it
-/// reads images, so this, not the inventory, is what a sync's memory grows with. Held
-/// in blocks of about 1 MiB, so that growing never copies what is already there.
-class CopyRows {
- public:
-  void add(const Row& row);
-  std::size_t size() const { return m_rows; }
-  /// Calls `on_line` with each row's line (without its newline), in the order added.
-  template <typename OnLine>
-  void for_each_line(OnLine on_line) const {
-    std::string line;
-    for (const std::string& block : m_blocks) {
-      std::size_t begin = 0;
-      while (begin < block.size()) {
-        const std::size_t end = block.find('\n', begin);
-        line.assign(block, begin, end - begin);
-        on_line(line);
-        begin = end + 1;
-      }
-    }
-  }
-  /// Frees the memory held.
-  void clear();
+/// The staging table of `table`: "seen_<name>".
+std::string staging_name(const Table& table);
 
- private:
-  std::vector<std::string> m_blocks;
-  std::size_t m_rows = 0;
-};
+/// Creates the temporary table `name` of `columns`, dropped when the transaction ends.
+/// Without keys, foreign keys or checks: the staged rows are checked when they reach the
+/// real table.
+void create_staging_table(pqxx::work& work, const std::string& name,
+                          const std::vector<ColumnType>& columns);
+
+/// COPYs `lines` (COPY text lines separated by newlines, none after the last) into
+/// table `name` of `columns`, as one statement.
+void copy_into(pqxx::work& work, const std::string& name, const std::vector<ColumnType>& columns,
+               const std::string& lines);
 
 /// Which stored rows a sync may delete: those of `fsid` in the pools it read, or in
 /// every pool when it read them all (but those it was not permitted to read).
@@ -85,16 +71,16 @@ struct DeleteScope {
   std::vector<std::int64_t> kept_pool_ids;  ///< never deleted from: pools the sync may not read
 };
 
-/// The work on one table inside the sync's transaction. Call stage(), then upsert()
-/// (parents before children, for the foreign keys), then remove() (children first, so
-/// each kind counts its own removals rather than losing them to a cascade).
+/// The work on one table inside the sync's transaction, once its `staged` rows (fsid
+/// first, then keys, then values) are in its staging table. Call analyze_staged(), then
+/// upsert() (parents before children, for the foreign keys), then remove() (children
+/// first, so each kind counts its own removals rather than losing them to a cascade).
 class TableSync {
  public:
-  TableSync(pqxx::work& work, Table table);
+  TableSync(pqxx::work& work, Table table, std::size_t staged);
 
-  /// COPYs `rows` (fsid first, then keys, then values) into a temporary table that
-  /// lives until the transaction ends, and frees them.
-  void stage(CopyRows& rows);
+  /// Gives the planner the staging table's statistics.
+  void analyze_staged();
 
   /// Updates stored rows whose values differ and inserts new ones; sets added,
   /// changed and unchanged of the result.
@@ -107,7 +93,6 @@ class TableSync {
   const sync::KindCounts& counts() const { return m_counts; }
 
  private:
-  std::string staged_name() const;
   std::string key_match(const char* stored, const char* seen) const;
 
   pqxx::work& m_work;
@@ -116,9 +101,9 @@ class TableSync {
   sync::KindCounts m_counts;
 };
 
-/// Creates the temporary table `stale_images` with `columns` (pool_id, namespace,
-/// image_id, name, name_bytes, error) and COPYs `rows` into it. TableSync::remove() of
-/// per-image tables consults it.
-void stage_stale_images(pqxx::work& work, const std::vector<ColumnType>& columns, CopyRows& rows);
+/// The temporary table of the images that could not be read: columns pool_id,
+/// namespace, image_id, name, name_bytes, error (stale_image_types()). TableSync::remove()
+/// of per-image tables consults it.
+inline constexpr const char* k_stale_images_table = "stale_images";
 
 }  // namespace rbdsync::db

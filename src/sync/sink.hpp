@@ -52,11 +52,14 @@ struct SyncScope {
 };
 
 /// One sync's write to the sink. The sync hands over what it sees as it reads it
-/// (add_*), so that the whole inventory never has to be held in memory at once; then
-/// store() makes the stored inventory equal to what was added, and commit() makes that
-/// visible. Everything becomes visible at commit() or not at all: destroying the
-/// transaction without commit() (e.g. after an interruption while reading) leaves the
-/// sink as it was.
+/// (add_*), so that the whole inventory never has to be held in memory at once: the
+/// sink may pass the rows on at once (PgStore COPYs them, in batches, into its
+/// transaction's temporary tables, which no one else sees), and its failure to do so
+/// fails the add_*() or the store() that follows. Then store() makes the stored
+/// inventory equal to what was added, and commit() makes that visible. Everything
+/// becomes visible at commit() or not at all: destroying the transaction without
+/// commit() (e.g. after an interruption or a failure while reading) leaves the sink as
+/// it was.
 class SinkTransaction {
  public:
   virtual ~SinkTransaction() = default;
@@ -67,6 +70,7 @@ class SinkTransaction {
   /// An image read, with its snapshots. Each image key at most once. Throws
   /// Error(ExitCode::data) when a value of this image cannot be stored (e.g. a size
   /// beyond 2^63-1), having added none of it: the image is then unreadable, not the run.
+  /// Any other Error (the sink itself failed, e.g. lost its database) fails the run.
   virtual void add_image(const inventory::Image& image) = 0;
   /// A trash entry. Each key at most once.
   virtual void add_trash(const inventory::TrashEntry& entry) = 0;

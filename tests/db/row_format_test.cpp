@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "db/inventory_rows.hpp"
+#include "db/staging.hpp"
 #include "db/table_sync.hpp"
 
 namespace rbdsync::db {
@@ -153,26 +154,26 @@ TEST(PoolRows, RefuseCountersBeyondBigint) {
   EXPECT_THROW(pool_row("f", pool), Error);
 }
 
-TEST(CopyRows, KeepEveryLineInOrderAcrossBlocks) {
-  CopyRows rows;
-  // Lines of ~100 KiB each: the 1 MiB blocks fill after ten or so.
+TEST(CopyBatch, SeparatesLinesWithoutATrailingNewlineAndKeepsItsMemoryWhenCleared) {
+  CopyBatch batch;
   const std::string long_text(100 * 1024, 'x');
   for (int i = 0; i < 25; ++i) {
-    rows.add({std::to_string(i), long_text, std::string("tab\there"), std::nullopt});
+    batch.add({std::to_string(i), long_text, std::string("tab\there"), std::nullopt});
   }
-  EXPECT_EQ(rows.size(), 25U);
-  std::vector<std::string> lines;
-  rows.for_each_line([&lines](const std::string& line) { lines.push_back(line); });
-  ASSERT_EQ(lines.size(), 25U);
+  EXPECT_EQ(batch.rows(), 25U);
+  std::string expected;
   for (int i = 0; i < 25; ++i) {
-    EXPECT_EQ(lines[static_cast<std::size_t>(i)],
-              std::to_string(i) + "\t" + long_text + "\ttab\\there\t\\N");
+    expected += (i == 0 ? "" : "\n") + std::to_string(i) + "\t" + long_text + "\ttab\\there\t\\N";
   }
-  rows.clear();
-  EXPECT_EQ(rows.size(), 0U);
-  std::size_t after_clear = 0;
-  rows.for_each_line([&after_clear](const std::string&) { ++after_clear; });
-  EXPECT_EQ(after_clear, 0U);
+  EXPECT_EQ(batch.lines(), expected);
+  EXPECT_EQ(batch.bytes(), expected.size());
+  const std::size_t capacity = batch.lines().capacity();
+  batch.clear();
+  EXPECT_EQ(batch.rows(), 0U);
+  EXPECT_EQ(batch.bytes(), 0U);
+  EXPECT_EQ(batch.lines().capacity(), capacity) << "a cleared batch is reused, not freed";
+  batch.add({std::string("a"), std::string("b")});
+  EXPECT_EQ(batch.lines(), "a\tb") << "no separator before the first line";
 }
 
 }  // namespace

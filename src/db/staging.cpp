@@ -1,0 +1,154 @@
+#include "db/staging.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "db/pg_connection.hpp"
+
+namespace rbdsync::db {
+
+namespace {
+
+/// Written batches kept for their memory: enough for the filling slots to swap into.
+constexpr std::size_t k_spare_batches = k_staged_kinds;
+
+std::size_t index_of(StagedKind kind) {
+  return static_cast<std::size_t>(kind);
+}
+
+}  // namespace
+
+void CopyBatch::add(const Row& row) {
+  if (m_rows > 0) {
+    m_lines += '\n';
+  }
+  append_copy_line(m_lines, row);
+  ++m_rows;
+}
+
+void CopyBatch::clear() {
+  m_lines.clear();
+  m_rows = 0;
+}
+
+RowStager::RowStager(pqxx::work& work, std::array<StagingTable, k_staged_kinds> tables,
+                     std::size_t batch_bytes, std::size_t queued_bytes)
+    : m_work(work),
+      m_tables(std::move(tables)),
+      m_batch_bytes(batch_bytes),
+      m_queued_limit(queued_bytes),
+      m_writer([this] { write_batches(); }) {}
+
+RowStager::~RowStager() {
+  {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_closed = true;
+    m_abandoned = true;
+  }
+  m_changed.notify_all();
+  if (m_writer.joinable()) {
+    m_writer.join();
+  }
+}
+
+void RowStager::add(StagedKind kind, const Row& row) {
+  CopyBatch& batch = m_filling[index_of(kind)];
+  if (batch.rows() == 0) {
+    // A row rarely passes a few KiB: the cap plus that is enough not to reallocate (and
+    // a test's huge cap reserves no more than a normal one).
+    batch.reserve(std::min(m_batch_bytes, k_batch_bytes) + (std::size_t{16} << 10U));
+  }
+  batch.add(row);
+  ++m_staged[index_of(kind)];
+  if (batch.bytes() >= m_batch_bytes) {
+    hand_over(kind);
+  }
+}
+
+void RowStager::hand_over(StagedKind kind) {
+  CopyBatch& batch = m_filling[index_of(kind)];
+  {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    // One batch may always wait, however large: the bound is never a deadlock.
+    m_changed.wait(lock, [&] {
+      return m_error || m_queued == 0 || m_queued + batch.capacity() <= m_queued_limit;
+    });
+    if (m_error) {
+      std::rethrow_exception(m_error);
+    }
+    m_queued += batch.capacity();
+    m_queue.push_back(Handed{kind, std::move(batch)});
+    batch = CopyBatch();
+    if (!m_spare.empty()) {
+      batch = std::move(m_spare.back());
+      m_spare.pop_back();
+    }
+  }
+  m_changed.notify_all();
+}
+
+void RowStager::finish() {
+  for (std::size_t k = 0; k < k_staged_kinds; ++k) {
+    if (m_filling[k].rows() > 0) {
+      hand_over(static_cast<StagedKind>(k));
+    }
+  }
+  {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_closed = true;
+  }
+  m_changed.notify_all();
+  m_writer.join();
+  if (m_error) {
+    std::rethrow_exception(m_error);
+  }
+}
+
+std::size_t RowStager::staged(StagedKind kind) const {
+  return m_staged[index_of(kind)];
+}
+
+bool RowStager::next_batch(Handed& next) {
+  std::unique_lock<std::mutex> lock(m_mutex);
+  m_changed.wait(lock, [&] { return m_abandoned || m_closed || !m_queue.empty(); });
+  if (m_abandoned || m_queue.empty()) {
+    return false;
+  }
+  next = std::move(m_queue.front());
+  m_queue.pop_front();
+  return true;
+}
+
+void RowStager::written(Handed& done) {
+  {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_queued -= done.batch.capacity();
+    done.batch.clear();
+    if (m_spare.size() < k_spare_batches) {
+      m_spare.push_back(std::move(done.batch));
+    }
+  }
+  m_changed.notify_all();
+}
+
+void RowStager::write_batches() noexcept {
+  try {
+    Handed next;
+    while (next_batch(next)) {
+      const StagingTable& table = m_tables[index_of(next.kind)];
+      translated("writing the inventory",
+                 [&] { copy_into(m_work, table.name, table.columns, next.batch.lines()); });
+      written(next);
+    }
+  } catch (...) {
+    // Kept for the reading thread, which rethrows it at its next hand-over or in
+    // finish(); what is still queued is never written.
+    {
+      const std::lock_guard<std::mutex> lock(m_mutex);
+      m_error = std::current_exception();
+    }
+    m_changed.notify_all();
+  }
+}
+
+}  // namespace rbdsync::db

@@ -34,6 +34,7 @@ CoreMain load_core(const std::string& path) {
   // run. RTLD_LOCAL: its symbols stay its own.
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
+    // Only the main thread loads the core, once. NOLINTNEXTLINE(concurrency-mt-unsafe)
     const char* reason = ::dlerror();
     throw Error(
         ExitCode::internal,
@@ -51,7 +52,7 @@ CoreMain load_core(const std::string& path) {
 }  // namespace
 
 std::string core_path() {
-  const std::string beside = executable_directory() + k_core_file;
+  std::string beside = executable_directory() + k_core_file;
   if (::access(beside.c_str(), F_OK) == 0) {
     return beside;
   }

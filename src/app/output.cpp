@@ -28,7 +28,7 @@ std::string time_text(std::int64_t unix_seconds, const char* format, bool utc) {
     return "?";
   }
   char text[64];
-  return std::string(text, std::strftime(text, sizeof text, format, &parts));
+  return {text, std::strftime(text, sizeof text, format, &parts)};
 }
 
 /// RFC 3339 in UTC, with the offset written as +00:00 (not +0000, which RFC 3339,

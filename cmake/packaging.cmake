@@ -4,6 +4,8 @@
 # RBDSYNC_CRON=no from /etc/default/rbd-sync until an admin says otherwise.
 
 install(TARGETS rbd-sync RUNTIME DESTINATION bin)
+# Private to rbd-sync: no SONAME, nothing links it; the front dlopens it by this path.
+install(TARGETS rbdsync_core LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/rbd-sync)
 install(FILES ${RBDSYNC_MIGRATIONS} DESTINATION share/rbd-sync/sql)
 
 install(FILES cron/rbd-sync.cron DESTINATION /etc/cron.d RENAME rbd-sync)

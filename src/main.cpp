@@ -6,11 +6,9 @@
 
 #include "app/commands.hpp"
 #include "app/detach.hpp"
-#include "app/logging.hpp"
 #include "app/output.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
-#include "common/interrupts.hpp"
 #include "common/version.hpp"
 
 namespace {
@@ -45,9 +43,8 @@ int main(int argc, char** argv) {
         return *parent_exit;
       }
     }
-    // Before any other thread exists (librados starts many), so all inherit the mask.
-    rbdsync::interrupts::install();
-    rbdsync::app::configure_logging(config);
+    // Signal handling and logging start later, once the guard is held (app/commands.cpp
+    // and the core): a busy answer needs neither.
     switch (config.command) {
       case rbdsync::cli::Command::help:
         std::cout << config.help_text;
@@ -67,20 +64,7 @@ int main(int argc, char** argv) {
         return rbdsync::to_int(rbdsync::app::run_status(config));
     }
     return rbdsync::to_int(ExitCode::internal);
-  } catch (const rbdsync::Error& error) {
-    rbdsync::app::print_error(error, format);
-    return rbdsync::to_int(error.code());
-  } catch (const std::exception& e) {
-    rbdsync::app::print_error(
-        rbdsync::Error(ExitCode::internal, std::string("unexpected: ") + e.what(),
-                       "report this as a bug with the log"),
-        format);
-    return rbdsync::to_int(ExitCode::internal);
   } catch (...) {
-    rbdsync::app::print_error(
-        rbdsync::Error(ExitCode::internal, "unexpected non-standard exception",
-                       "report this as a bug with the log"),
-        format);
-    return rbdsync::to_int(ExitCode::internal);
+    return rbdsync::app::print_caught(std::current_exception(), format);
   }
 }

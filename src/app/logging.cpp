@@ -1,9 +1,5 @@
 #include "app/logging.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -55,32 +51,6 @@ class JournalPriorityFlag final : public spdlog::custom_flag_formatter {
 };
 
 }  // namespace
-
-bool stderr_is_journal() {
-  // rbd-sync never changes its environment. NOLINTNEXTLINE(concurrency-mt-unsafe)
-  const char* stream = std::getenv("JOURNAL_STREAM");
-  if (stream == nullptr) {
-    return false;
-  }
-  // "DEVICE:INODE", both decimal (systemd.exec(5)).
-  char* end = nullptr;
-  const unsigned long long device = std::strtoull(stream, &end, 10);
-  if (end == stream || *end != ':') {
-    return false;
-  }
-  const char* inode_text = end + 1;
-  const unsigned long long inode = std::strtoull(inode_text, &end, 10);
-  if (end == inode_text || *end != '\0') {
-    return false;
-  }
-  struct stat status {};
-  return ::fstat(STDERR_FILENO, &status) == 0 && status.st_dev == device && status.st_ino == inode;
-}
-
-std::string stderr_prefix(Priority priority) {
-  return stderr_is_journal() ? "<" + std::to_string(static_cast<int>(priority)) + ">"
-                             : std::string();
-}
 
 void configure_logging(const cli::Config& config) {
   std::shared_ptr<spdlog::logger> logger;

@@ -2,12 +2,9 @@
 
 #include <iostream>
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "app/logging.hpp"
-#include "app/report_format.hpp"
+#include "app/journal.hpp"
 #include "common/run_status.hpp"
 #include "common/text.hpp"
 
@@ -20,28 +17,40 @@ namespace {
 constexpr const char* k_answer_started = "started";
 constexpr const char* k_answer_already_running = "already_running";
 
-void print_json(const nlohmann::json& object) {
-  std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+// The busy answer is the front's (librbdsync-core.so is not loaded for it), which links
+// neither fmt nor spdlog: times and numbers are formatted with the standard library.
+
+/// `time` in `format` (strftime), in UTC or in local time.
+std::string time_text(std::int64_t unix_seconds, const char* format, bool utc) {
+  const auto time = static_cast<std::time_t>(unix_seconds);
+  std::tm parts{};
+  if ((utc ? ::gmtime_r(&time, &parts) : ::localtime_r(&time, &parts)) == nullptr) {
+    return "?";
+  }
+  char text[64];
+  return {text, std::strftime(text, sizeof text, format, &parts)};
 }
 
 /// RFC 3339 in UTC, with the offset written as +00:00 (not +0000, which RFC 3339,
 /// JavaScript's Date and Python's fromisoformat before 3.11 refuse).
 std::string iso_time(std::int64_t unix_seconds) {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}+00:00",
-                     fmt::gmtime(static_cast<std::time_t>(unix_seconds)));
+  return time_text(unix_seconds, "%Y-%m-%dT%H:%M:%S", true) + "+00:00";
 }
 
+std::string two_digits(std::int64_t number) {
+  return (number < 10 ? "0" : "") + std::to_string(number);
+}
+
+/// "12s", "4m05s", "3h07m".
 std::string age(std::int64_t seconds) {
-  if (seconds < 0) {
-    seconds = 0;
+  const std::int64_t whole = seconds < 0 ? 0 : seconds;
+  if (whole < 60) {
+    return std::to_string(whole) + "s";
   }
-  if (seconds < 60) {
-    return fmt::format("{}s", seconds);
+  if (whole < 3600) {
+    return std::to_string(whole / 60) + "m" + two_digits(whole % 60) + "s";
   }
-  if (seconds < 3600) {
-    return fmt::format("{}m{:02}s", seconds / 60, seconds % 60);
-  }
-  return fmt::format("{}h{:02}m", seconds / 3600, seconds % 3600 / 60);
+  return std::to_string(whole / 3600) + "h" + two_digits(whole % 3600 / 60) + "m";
 }
 
 nlohmann::json run_json(const RunRecord& run, std::time_t now) {
@@ -64,9 +73,10 @@ nlohmann::json run_json(const RunRecord& run, std::time_t now) {
 }
 
 std::string describe_last_run(const RunRecord& run) {
-  std::string text = fmt::format("last run {} {} at {}, pid {} on {}, trigger {}, exit {}",
-                                 run.run_id, run_status_name(run.status), iso_time(run.ended_at),
-                                 run.pid, run.host, run.trigger, run.exit_code);
+  std::string text = "last run " + run.run_id + " " + run_status_name(run.status) + " at " +
+                     iso_time(run.ended_at) + ", pid " + std::to_string(run.pid) + " on " +
+                     run.host + ", trigger " + run.trigger + ", exit " +
+                     std::to_string(run.exit_code);
   if (!run.message.empty()) {
     text += ": " + run.message;
   }
@@ -75,73 +85,26 @@ std::string describe_last_run(const RunRecord& run) {
 
 }  // namespace
 
+void print_json(const nlohmann::json& object) {
+  std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
+
 std::string describe_holder(const BusyHolder& holder, std::time_t now) {
   if (!holder.run) {
-    return holder.pid
-               ? fmt::format("pid {} holds the {} (no holder record)", *holder.pid, holder.guard)
-               : fmt::format("another process holds the {}", holder.guard);
+    return holder.pid ? "pid " + std::to_string(*holder.pid) + " holds the " + holder.guard +
+                            " (no holder record)"
+                      : "another process holds the " + holder.guard;
   }
   const RunRecord& run = *holder.run;
-  std::string text = fmt::format(
-      "pid {} on {}, trigger {}, started {:%H:%M:%S} ({} ago)", run.pid, run.host, run.trigger,
-      fmt::localtime(static_cast<std::time_t>(run.started_at)), age(now - run.started_at));
+  std::string text = "pid " + std::to_string(run.pid) + " on " + run.host + ", trigger " +
+                     run.trigger + ", started " + time_text(run.started_at, "%H:%M:%S", false) +
+                     " (" + age(now - run.started_at) + " ago)";
   if (run.phase == "reading" || run.total > 0) {
-    text += fmt::format(", images {}/{}", run.done, run.total);
+    text += ", images " + std::to_string(run.done) + "/" + std::to_string(run.total);
   } else if (!run.phase.empty()) {
     text += ", " + run.phase;
   }
-  return text + fmt::format(" (run {}, {})", run.run_id, holder.guard);
-}
-
-nlohmann::json sync_report_json(const sync::SyncReport& report, const std::string& run_id,
-                                const std::string& trigger) {
-  // message and hint in every result object, so that a caller never has to guess.
-  const std::string message =
-      report.partial() ? fmt::format(
-                             "synced, but {} image(s) could not be read; their previous rows "
-                             "were kept, marked stale",
-                             report.stale.size())
-                       : fmt::format("synced {} images", report.images);
-  const std::string hint =
-      report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
-  const ExitCode outcome = committed_outcome(report);
-  return {{"status", run_status_name(run_status_of(outcome))},
-          {"exit_code", to_int(outcome)},
-          {"message", message},
-          {"hint", hint},
-          {"run_id", run_id},
-          {"trigger", trigger},
-          {"fsid", report.fsid},
-          {"pools", report.pools},
-          {"images", report.images},
-          {"added", report.counts.images.added},
-          {"changed", report.counts.images.changed},
-          {"removed", report.counts.images.removed},
-          {"skipped", report.skipped},
-          {"stale", stale_json(report.stale)},
-          {"unreadable_pools", unreadable_pools_json(report.unreadable_pools)},
-          {"unknown", unknown_json(report.unknown)},
-          {"counts", counts_json(report.counts)},
-          {"read", read_json(report.read)},
-          {"seconds", report.seconds}};
-}
-
-void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
-                       const cli::Config& config) {
-  if (config.format == cli::OutputFormat::json) {
-    print_json(sync_report_json(report, run_id, config.trigger));
-    return;
-  }
-  // Unreadable images are worth a line each on stderr even with --quiet: cron mails it.
-  for (const sync::StaleImage& image : report.stale) {
-    std::cerr << stderr_prefix(Priority::warning) << "rbd-sync: warning: image " << image.path
-              << " (id " << image.key.image_id
-              << ") could not be read, kept its previous rows, marked stale: " << image.error
-              << std::endl;
-  }
-  if (!config.quiet) {
-    std::cout << format_plain(report) << " run=" << run_id << std::endl;
-  }
+  return text + " (run " + run.run_id + ", " + holder.guard + ")";
 }
 
 void print_started(const std::string& run_id, int pid, const std::string& log_path,
@@ -156,14 +119,13 @@ void print_started(const std::string& run_id, int pid, const std::string& log_pa
                 {"started_at", iso_time(now)},
                 {"lock_file", config.lock_file},
                 {"log_file", log_path},
-                {"message", fmt::format("started run {} (pid {})", run_id, pid)},
+                {"message", "started run " + run_id + " (pid " + std::to_string(pid) + ")"},
                 {"hint", "follow it in rbdsync.runs or with 'rbd-sync status'"}});
     return;
   }
   if (!config.quiet) {
-    std::cout << fmt::format("started run {} pid {} trigger {} log {}", run_id, pid, config.trigger,
-                             log_path)
-              << std::endl;
+    std::cout << "started run " << run_id << " pid " << pid << " trigger " << config.trigger
+              << " log " << log_path << std::endl;
   }
 }
 
@@ -216,6 +178,24 @@ void print_error(const Error& error, cli::OutputFormat format, const std::string
   if (format == cli::OutputFormat::json) {
     print_json(error_json(error, run_id));
   }
+}
+
+int print_caught(const std::exception_ptr& caught, cli::OutputFormat format) {
+  try {
+    std::rethrow_exception(caught);
+  } catch (const Error& error) {
+    print_error(error, format);
+    return to_int(error.code());
+  } catch (const std::exception& e) {
+    print_error(Error(ExitCode::internal, std::string("unexpected: ") + e.what(),
+                      "report this as a bug with the log"),
+                format);
+  } catch (...) {
+    print_error(Error(ExitCode::internal, "unexpected non-standard exception",
+                      "report this as a bug with the log"),
+                format);
+  }
+  return to_int(ExitCode::internal);
 }
 
 void print_migrations(const std::string& applied, int version, const cli::Config& config) {

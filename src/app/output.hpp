@@ -1,6 +1,7 @@
 #pragma once
 
 #include <ctime>
+#include <exception>
 #include <optional>
 #include <string>
 
@@ -9,12 +10,14 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "lock/holder_record.hpp"
-#include "sync/report.hpp"
 
 namespace rbdsync::app {
 
 /// Results go to stdout (one line, or one JSON object); diagnostics go to stderr.
 /// Every outcome of a command prints through here, so plain and JSON keep the same facts.
+
+/// One JSON object on one line of stdout.
+void print_json(const nlohmann::json& object);
 
 /// Who holds a busy guard, as far as can be told.
 struct BusyHolder {
@@ -27,19 +30,11 @@ struct BusyHolder {
 /// 3120/10000": the facts known about the holder, in one phrase.
 std::string describe_holder(const BusyHolder& holder, std::time_t now);
 
-/// The --json object of a finished sync (what print_sync_report prints).
-nlohmann::json sync_report_json(const sync::SyncReport& report, const std::string& run_id,
-                                const std::string& trigger);
-
 /// The --json object of a busy guard at time `now` (what print_already_running prints).
 nlohmann::json busy_json(const BusyHolder& holder, std::time_t now);
 
 /// The --json object of a failure (what print_error prints); `run_id` "" gives null.
 nlohmann::json error_json(const Error& error, const std::string& run_id);
-
-/// A finished sync.
-void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
-                       const cli::Config& config);
 
 /// The guard was busy: `rbd-sync: already running: <holder>` on stderr, and with
 /// --format json one object on stdout with the same facts.
@@ -54,6 +49,10 @@ void print_already_running(const BusyHolder& holder, const cli::Config& config);
 /// json one object on stdout carrying the same exit code and message (and the run id
 /// when the run got that far).
 void print_error(const Error& error, cli::OutputFormat format, const std::string& run_id = {});
+
+/// The failure `caught` stands for, printed as print_error does (an exception that is not
+/// an rbdsync::Error is a bug: exit 70). Returns its exit code.
+int print_caught(const std::exception_ptr& caught, cli::OutputFormat format);
 
 /// `rbd-sync migrate`'s result.
 void print_migrations(const std::string& applied, int version, const cli::Config& config);

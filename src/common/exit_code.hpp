@@ -50,7 +50,8 @@ inline constexpr std::array<ExitCodeInfo, 12> k_exit_codes{{
     {ExitCode::unavailable, "unavailable",
      "Ceph or PostgreSQL unreachable or timed out; nothing was committed"},
     {ExitCode::internal, "internal",
-     "a bug, including unexpected exceptions; nothing was committed"},
+     "a bug, including unexpected exceptions, or the core module librbdsync-core.so missing, "
+     "unloadable or of another build (reinstall rbd-sync); nothing was committed"},
     {ExitCode::cant_create, "cant_create",
      "the lock file or its directory cannot be created or opened, or is refused as unsafe"},
     {ExitCode::already_running, "already_running",

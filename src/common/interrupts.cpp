@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -13,17 +14,22 @@
 
 namespace rbdsync::interrupts {
 
+struct State {
+  std::atomic<int> received{0};
+  std::mutex action_mutex;
+  std::function<void()> action;
+};
+
 namespace {
 
-std::atomic<int> g_received{0};
-std::mutex g_action_mutex;
-std::function<void()> g_action;
+State g_own;
+State* g_state = &g_own;
 
-void watch(sigset_t signals, std::chrono::milliseconds grace) {
+void watch(State& state, sigset_t signals, std::chrono::milliseconds grace) {
   int signal_number = 0;
   while (sigwait(&signals, &signal_number) != 0 || signal_number == 0) {
   }
-  g_received = signal_number;
+  state.received = signal_number;
   // The grace timer starts first, whatever the cancel action does: it may block (a
   // PQcancel towards an unreachable server waits for TCP). If the main thread is still
   // stuck when it fires, leave anyway. _exit skips destructors, which is fine: the
@@ -33,10 +39,10 @@ void watch(sigset_t signals, std::chrono::milliseconds grace) {
     ::_exit(exit_code_for(signal_number));
   }).detach();
   // The action runs on a thread of its own, so this one can still hear a second signal.
-  std::thread([] {
-    std::lock_guard<std::mutex> guard(g_action_mutex);
-    if (g_action) {
-      g_action();
+  std::thread([&state] {
+    std::lock_guard<std::mutex> guard(state.action_mutex);
+    if (state.action) {
+      state.action();
     }
   }).detach();
   int second = 0;
@@ -53,11 +59,11 @@ void install(std::chrono::milliseconds grace) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::thread(watch, signals, grace).detach();
+  std::thread(watch, std::ref(*g_state), signals, grace).detach();
 }
 
 int received() {
-  return g_received.load();
+  return g_state->received.load();
 }
 
 Error interrupted_by(int signal_number) {
@@ -75,8 +81,16 @@ void check() {
 }
 
 void on_interrupt(std::function<void()> action) {
-  std::lock_guard<std::mutex> guard(g_action_mutex);
-  g_action = std::move(action);
+  std::lock_guard<std::mutex> guard(g_state->action_mutex);
+  g_state->action = std::move(action);
+}
+
+State* state() {
+  return g_state;
+}
+
+void adopt(State* installed) {
+  g_state = installed;
 }
 
 int exit_code_for(int signal_number) {

@@ -17,7 +17,7 @@
 /// open transaction and the kernel releases the flock.
 namespace rbdsync::interrupts {
 
-/// Call first in main(), before any other thread exists (threads inherit the mask).
+/// Call before any other thread exists (threads inherit the mask).
 void install(std::chrono::milliseconds grace = std::chrono::seconds(5));
 
 /// The signal received (SIGINT or SIGTERM), or 0.
@@ -43,6 +43,18 @@ class ScopedAction {
   ScopedAction(const ScopedAction&) = delete;
   ScopedAction& operator=(const ScopedAction&) = delete;
 };
+
+/// What install() set up: the signal received and the action to run. The core module
+/// (librbdsync-core.so) links its own copy of this file, so it adopts the front's state:
+/// one watcher thread, and what the core registers is what that thread runs.
+struct State;
+
+/// This copy's state.
+State* state();
+
+/// Makes this copy use `installed` (another copy's state()) from now on. Call before
+/// anything of this copy checks or sets the state.
+void adopt(State* installed);
 
 /// The exit code for signal `signal_number` (128 + number).
 int exit_code_for(int signal_number);

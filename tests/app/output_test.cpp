@@ -1,4 +1,5 @@
 #include "app/output.hpp"
+#include "app/sync_output.hpp"
 
 #include <gtest/gtest.h>
 

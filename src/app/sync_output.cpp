@@ -1,0 +1,65 @@
+#include "app/sync_output.hpp"
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "app/journal.hpp"
+#include "app/output.hpp"
+#include "app/report_format.hpp"
+#include "common/run_status.hpp"
+
+namespace rbdsync::app {
+
+nlohmann::json sync_report_json(const sync::SyncReport& report, const std::string& run_id,
+                                const std::string& trigger) {
+  // message and hint in every result object, so that a caller never has to guess.
+  const std::string message =
+      report.partial() ? fmt::format(
+                             "synced, but {} image(s) could not be read; their previous rows "
+                             "were kept, marked stale",
+                             report.stale.size())
+                       : fmt::format("synced {} images", report.images);
+  const std::string hint =
+      report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
+  const ExitCode outcome = committed_outcome(report);
+  return {{"status", run_status_name(run_status_of(outcome))},
+          {"exit_code", to_int(outcome)},
+          {"message", message},
+          {"hint", hint},
+          {"run_id", run_id},
+          {"trigger", trigger},
+          {"fsid", report.fsid},
+          {"pools", report.pools},
+          {"images", report.images},
+          {"added", report.counts.images.added},
+          {"changed", report.counts.images.changed},
+          {"removed", report.counts.images.removed},
+          {"skipped", report.skipped},
+          {"stale", stale_json(report.stale)},
+          {"unreadable_pools", unreadable_pools_json(report.unreadable_pools)},
+          {"unknown", unknown_json(report.unknown)},
+          {"counts", counts_json(report.counts)},
+          {"read", read_json(report.read)},
+          {"seconds", report.seconds}};
+}
+
+void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
+                       const cli::Config& config) {
+  if (config.format == cli::OutputFormat::json) {
+    print_json(sync_report_json(report, run_id, config.trigger));
+    return;
+  }
+  // Unreadable images are worth a line each on stderr even with --quiet: cron mails it.
+  for (const sync::StaleImage& image : report.stale) {
+    std::cerr << stderr_prefix(Priority::warning) << "rbd-sync: warning: image " << image.path
+              << " (id " << image.key.image_id
+              << ") could not be read, kept its previous rows, marked stale: " << image.error
+              << std::endl;
+  }
+  if (!config.quiet) {
+    std::cout << format_plain(report) << " run=" << run_id << std::endl;
+  }
+}
+
+}  // namespace rbdsync::app

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The front (`rbd-sync`) runs without its core (librbdsync-core.so) until it needs it:
+# version, status and a busy answer work with no core anywhere; a run that gets the
+# guard says in one line that the core is missing (exit 70, with dlerror's reason).
+# Usage: front_without_core.sh FRONT
+set -euo pipefail
+front=$1
+fail() { echo "front_without_core: FAIL: $*" >&2; exit 1; }
+scratch=$(mktemp -d /tmp/rbd-sync-front.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+# A copy alone in a directory: no core beside it, and the installed path is this build's
+# prefix, where nothing is installed while the tests run.
+cp "$front" "$scratch/rbd-sync"
+lock=$scratch/sync.lock
+args=(--lock-file "$lock" --ceph-conf /nonexistent/ceph.conf --db "host=127.0.0.1 port=1 dbname=x")
+
+"$scratch/rbd-sync" --version >/dev/null || fail "--version needs the core"
+"$scratch/rbd-sync" status --lock-file "$lock" >/dev/null || fail "status needs the core"
+
+# A held lock file: the busy answer, exit 75, without the core.
+exec {held}>"$lock"
+flock -n "$held"
+status=0
+"$scratch/rbd-sync" run "${args[@]}" 2>"$scratch/busy.err" || status=$?
+[[ $status == 75 ]] || fail "busy run exited $status, not 75: $(cat "$scratch/busy.err")"
+grep -q '^rbd-sync: already running: ' "$scratch/busy.err" || fail "no busy answer: $(cat "$scratch/busy.err")"
+exec {held}>&-
+
+# The guard taken: now the core is needed.
+status=0
+"$scratch/rbd-sync" run "${args[@]}" 2>"$scratch/run.err" || status=$?
+[[ $status == 70 ]] || fail "a run without its core exited $status, not 70"
+[[ $(wc -l <"$scratch/run.err") == 1 ]] || fail "not one line: $(cat "$scratch/run.err")"
+grep -q "^rbd-sync: error: cannot load rbd-sync's core module: .*librbdsync-core.so.*(hint: reinstall rbd-sync)$" \
+    "$scratch/run.err" || fail "unexpected error: $(cat "$scratch/run.err")"
+echo "front without its core: version, status, busy answer ok; run: $(cat "$scratch/run.err")"

@@ -23,6 +23,11 @@ std::string in_namespace(const std::string& ns) {
   return ns.empty() ? std::string() : " namespace '" + display_text(ns, Controls::escape) + "'";
 }
 
+/// " pool 'NAME'" and its namespace, for messages: which listing failed.
+std::string of_pool(const librados::IoCtx& io, const std::string& ns) {
+  return " pool '" + display_text(io.get_pool_name(), Controls::escape) + "'" + in_namespace(ns);
+}
+
 }  // namespace
 
 DirectoryPage directory_page(const std::string& ns,
@@ -71,7 +76,7 @@ void DirectoryPager::request() {
   const int r = m_io.aio_operate(k_directory, m_reply.get(), &*m_op, nullptr);
   if (r < 0) {
     m_reply.reset();
-    throw_ceph_error(r, "cannot list the images of" + in_namespace(m_ns) + " (rbd_directory)");
+    throw_ceph_error(r, "cannot list the images of" + of_pool(m_io, m_ns) + " (rbd_directory)");
   }
 }
 
@@ -92,7 +97,7 @@ std::optional<DirectoryPage> DirectoryPager::next() {
     m_done = true;
     return std::nullopt;
   }
-  check(r, "cannot list the images of" + in_namespace(m_ns) + " (rbd_directory)");
+  check(r, "cannot list the images of" + of_pool(m_io, m_ns) + " (rbd_directory)");
   const std::map<std::string, librados::bufferlist> entries = std::move(m_entries);
   m_done = !m_more || entries.empty();
   if (!m_done) {
@@ -111,7 +116,7 @@ std::vector<inventory::ImageRef> list_format1_images(const librados::IoCtx& io) 
   if (r == -ENOENT) {
     return {};
   }
-  check(r, "cannot read the format 1 images of the pool (rbd_directory)");
+  check(r, "cannot read the format 1 images of" + of_pool(root, "") + " (rbd_directory)");
   std::vector<inventory::ImageRef> images;
   if (data.length() == 0) {
     return images;
@@ -128,7 +133,8 @@ std::vector<inventory::ImageRef> list_format1_images(const librados::IoCtx& io) 
   }
   if (!in.at_end()) {
     throw Error(ExitCode::data,
-                "the format 1 image list of the pool (rbd_directory's data) cannot be decoded",
+                "the format 1 image list of" + of_pool(root, "") +
+                    " (rbd_directory's data) cannot be decoded",
                 "check the pool's rbd_directory object (rados -p POOL get rbd_directory -)");
   }
   return images;
@@ -150,7 +156,7 @@ std::map<std::string, inventory::ImageRef> list_removing_images(const librados::
     if (r == -ENOENT || (r >= 0 && entries.empty())) {
       break;
     }
-    check(r, "cannot list the trash of" + in_namespace(ns) + " (rbd_trash)");
+    check(r, "cannot list the trash of" + of_pool(io, ns) + " (rbd_trash)");
     after = entries.rbegin()->first;
     for (const auto& [key, value] : entries) {
       // TrashImageSpec: ENCODE_START(2, 1) { u8 source, name, ... }.

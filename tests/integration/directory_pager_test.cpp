@@ -32,8 +32,9 @@ void check(int r, const std::string& what) {
   }
 }
 
-ceph::CephConfig config() {
+ceph::CephConfig config(ceph::ImageReader reader = ceph::ImageReader::direct) {
   ceph::CephConfig config;
+  config.reader = reader;
   config.conf_path = required_env("RBDSYNC_TEST_CEPH_CONF");
   config.client_name = "client." + required_env("RBDSYNC_TEST_CEPH_ADMIN_ID");
   return config;
@@ -157,6 +158,38 @@ TEST_F(DirectoryPagerTest, ADamagedDirectoryEntryIsOneFailedImageNotAFailedPool)
   EXPECT_EQ(bad.outcome, sync::ImageRead::Outcome::failed);
   EXPECT_FALSE(bad.retriable);
   EXPECT_NE(bad.error.find("rbd_directory entry"), std::string::npos) << bad.error;
+}
+
+TEST_F(DirectoryPagerTest, AnImageRemovedAfterItsPageWasListedIsReadAsGone) {
+  // Reads start in the page's (id) order, at most 64 (direct) or 32 (librbd) at a time,
+  // and the next starts only after a read is handed over: when the first read is handed
+  // over, the image with the largest id of these 150 has been listed and not yet read.
+  // Removing it then is the removal between listing and reading that a live cluster
+  // makes, without racing the sync.
+  for (const ceph::ImageReader reader : {ceph::ImageReader::direct, ceph::ImageReader::librbd}) {
+    SCOPED_TRACE(reader == ceph::ImageReader::direct ? "direct" : "librbd");
+    pool = unique_name("pager");
+    ceph.create_pool(pool);
+    ceph.create_images(pool, "img", 150, 4);
+    const auto [victim_id, victim] = *list2("").rbegin();
+    ceph::CephSource source(config(reader));
+    const inventory::Pool info = source.list_pools({pool}).pools.at(0);
+    std::map<std::string, sync::ImageRead> reads;
+    source.read_pool_images(info, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
+      if (reads.empty()) {
+        EXPECT_NE(ref.image_id, victim_id);
+        ceph.remove_image(pool, victim);
+      }
+      reads[ref.image_id] = std::move(read);
+    });
+    ASSERT_EQ(reads.size(), 150U) << "every listed image is handed over, the removed one too";
+    EXPECT_EQ(reads.at(victim_id).outcome, sync::ImageRead::Outcome::gone);
+    for (const auto& [id, read] : reads) {
+      if (id != victim_id) {
+        EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read) << id << ": " << read.error;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -17,6 +17,8 @@
 #include <regex>
 #include <sstream>
 
+#include <rados/librados.hpp>
+
 #include "integration/harness.hpp"
 
 namespace rbdsync::testing {
@@ -808,30 +810,6 @@ TEST_P(InventoryReaderTest, SyncOfEveryPoolRemovesADeletedPoolWithEverythingInIt
             std::vector<std::string>{"survivor"});
 }
 
-TEST_P(InventoryReaderTest, ImageDeletedBetweenListingAndReadingIsSkippedAndCounted) {
-  // Images are read in the order listed; the victim sorts last.
-  constexpr int k_images = 150;
-  ceph.create_images(pool, "a", k_images, 8 * k_mib);
-  const std::string victim_id = ceph.create_image(pool, "zz-victim", 8 * k_mib);
-
-  BackgroundRun run(run_args({"--pool", pool, "--json"}));
-  stop_when_reading_starts(run.pid(), lock_file);
-  ceph.remove_image(pool, "zz-victim");
-  ::kill(run.pid(), SIGCONT);
-  const RunResult result = run.wait();
-  ASSERT_EQ(result.exit_code, 0) << result.err;
-  const json out = json::parse(result.out);
-  EXPECT_EQ(out.at("status"), "succeeded");
-  EXPECT_EQ(out.at("skipped"), 1);
-  EXPECT_EQ(out.at("images"), k_images);
-  EXPECT_EQ(out.at("stale"), json::array());
-  EXPECT_EQ(out.at("counts").at("images"), kind_counts(k_images, 0, 0, 0));
-  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.images WHERE image_id = " + literal(victim_id)),
-            std::vector<std::string>{"0"});
-  EXPECT_EQ(db.rows("SELECT skipped FROM rbdsync.runs WHERE run_id = " + literal(out.at("run_id"))),
-            std::vector<std::string>{"1"});
-}
-
 TEST_P(InventoryReaderTest, PoolThatCannotBeListedFailsTheWholeSyncAndChangesNothing) {
   const std::string second = unique_name("inv");
   ceph.create_pool(second);
@@ -840,9 +818,13 @@ TEST_P(InventoryReaderTest, PoolThatCannotBeListedFailsTheWholeSyncAndChangesNot
   ASSERT_EQ(sync({"--pool", pool, "--pool", second}).exit_code, 0);
   ceph.resize_image(pool, "a", 16 * k_mib);  // a change the failed sync must not write
   const std::string before = db.checksum();
-  // A directory entry that does not decode: listing the pool fails with EIO, as
-  // `rbd ls` does.
-  rados({"-p", second, "setomapval", "rbd_directory", "name_broken", "xx"});
+  // A format 1 image list (the tmap in rbd_directory's data) that does not decode: which
+  // images the pool holds cannot be told. (A damaged directory entry is one failed image
+  // instead: directory_pager_test. A damaged rbd_trash entry is not tried: Ceph 16.2's
+  // cls_rbd trash_list does not catch its decode error, and the OSD aborts.)
+  librados::bufferlist garbage;
+  garbage.append("xx");
+  ASSERT_EQ(ceph.io(second).write_full("rbd_directory", garbage), 0);
 
   const auto [code, out] = sync_json({"--pool", pool, "--pool", second});
   std::cout << "[inventory] unlistable pool: exit " << code << ": " << out.dump() << std::endl;

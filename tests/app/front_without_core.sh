@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The front (`rbd-sync`) runs without its core (librbdsync-core.so) until it needs it:
 # version, status and a busy answer work with no core anywhere; a run that gets the
-# guard says in one line that the core is missing (exit 70, with dlerror's reason).
-# Usage: front_without_core.sh FRONT
+# guard says in one line that the core is missing (exit 70, with dlerror's reason). With a
+# core of another build beside it (OTHER_CORE: its entry refuses the front's ABI), the run
+# says in one line that the core belongs to another build (exit 70, "reinstall").
+# Usage: front_without_core.sh FRONT OTHER_CORE
 set -euo pipefail
 front=$1
+other_core=$2
 fail() { echo "front_without_core: FAIL: $*" >&2; exit 1; }
 scratch=$(mktemp -d /tmp/rbd-sync-front.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
@@ -34,3 +37,13 @@ status=0
 grep -q "^rbd-sync: error: cannot load rbd-sync's core module: .*librbdsync-core.so.*(hint: reinstall rbd-sync)$" \
     "$scratch/run.err" || fail "unexpected error: $(cat "$scratch/run.err")"
 echo "front without its core: version, status, busy answer ok; run: $(cat "$scratch/run.err")"
+
+# A core of another build beside the front (a partial upgrade): refused before it runs.
+cp "$other_core" "$scratch/librbdsync-core.so"
+status=0
+"$scratch/rbd-sync" run "${args[@]}" 2>"$scratch/other.err" || status=$?
+[[ $status == 70 ]] || fail "a run with another build's core exited $status, not 70"
+[[ $(wc -l <"$scratch/other.err") == 1 ]] || fail "not one line: $(cat "$scratch/other.err")"
+grep -q "^rbd-sync: error: rbd-sync's core module $scratch/librbdsync-core.so belongs to another build of rbd-sync (.*) (hint: reinstall rbd-sync)$" \
+    "$scratch/other.err" || fail "unexpected error: $(cat "$scratch/other.err")"
+echo "front with another build's core: $(cat "$scratch/other.err")"

@@ -10,8 +10,11 @@ set(RBDSYNC_CORE_PATH ${CMAKE_INSTALL_FULL_LIBDIR}/rbd-sync/librbdsync-core.so)
 set(RBDSYNC_CORE_BOUNDARY
     src/app/core_abi.hpp src/app/commands.hpp src/cli/options.hpp src/common/error.hpp
     src/common/exit_code.hpp src/common/interrupts.hpp src/common/interrupts.cpp
-    src/lock/file_lock.hpp)
-set(_rbdsync_abi_text "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}")
+    src/lock/file_lock.hpp src/lock/lock_path.hpp src/common/fd.hpp)
+# With the flags that change the standard library's layout (a sanitizer build's front
+# must not take a plain build's core).
+set(_rbdsync_abi_text
+    "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} ${CMAKE_CXX_FLAGS} sanitize=${RBDSYNC_SANITIZE}")
 foreach(_file IN LISTS RBDSYNC_CORE_BOUNDARY)
   file(READ ${CMAKE_SOURCE_DIR}/${_file} _text)
   string(APPEND _rbdsync_abi_text "${_text}")

@@ -46,6 +46,10 @@ std::array<StagingTable, k_staged_kinds> create_staging_tables(pqxx::work& work)
   // (minutes at a million images): a server's idle_in_transaction_session_timeout must
   // not end it. Each statement stays bounded by statement_timeout (--db-timeout).
   work.exec("SET LOCAL idle_in_transaction_session_timeout = 0");
+  // Nor PostgreSQL 17's transaction_timeout, which would end any sync longer than it.
+  work.exec(
+      "SELECT set_config('transaction_timeout', '0', true) FROM pg_settings "
+      "WHERE name = 'transaction_timeout'");
   std::array<StagingTable, k_staged_kinds> tables;
   const std::array<const Table*, k_staged_kinds> kinds{
       &pools_table(), &namespaces_table(), &images_table(), &snapshots_table(), &trash_table()};

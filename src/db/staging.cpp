@@ -1,7 +1,10 @@
 #include "db/staging.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <utility>
+
+#include <spdlog/spdlog.h>
 
 #include "db/pg_connection.hpp"
 
@@ -49,6 +52,17 @@ RowStager::~RowStager() {
   if (m_writer.joinable()) {
     m_writer.join();
   }
+  // Abandoned because the sync failed for another reason (Ceph, an interruption): the
+  // writer's own failure, if any, was never raised; the log keeps it.
+  if (m_error && !m_error_raised) {
+    try {
+      std::rethrow_exception(m_error);
+    } catch (const std::exception& e) {
+      spdlog::warn("writing the staged rows had failed as well: {}", e.what());
+    } catch (...) {
+      spdlog::warn("writing the staged rows had failed as well");
+    }
+  }
 }
 
 void RowStager::add(StagedKind kind, const Row& row) {
@@ -74,6 +88,7 @@ void RowStager::hand_over(StagedKind kind) {
       return m_error || m_queued == 0 || m_queued + batch.capacity() <= m_queued_limit;
     });
     if (m_error) {
+      m_error_raised = true;
       std::rethrow_exception(m_error);
     }
     m_queued += batch.capacity();
@@ -100,6 +115,7 @@ void RowStager::finish() {
   m_changed.notify_all();
   m_writer.join();
   if (m_error) {
+    m_error_raised = true;
     std::rethrow_exception(m_error);
   }
 }

@@ -129,6 +129,7 @@ class RowStager {
   bool m_closed = false;           ///< no more batches come
   bool m_abandoned = false;        ///< write nothing more
   std::exception_ptr m_error;      ///< why the writer stopped
+  bool m_error_raised = false;     ///< m_error was thrown to the reader's thread
 
   std::thread m_writer;  ///< last: started once everything it uses exists
 };

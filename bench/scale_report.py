@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Turns bench/scale.sh's samples into its one table and the PASS/MISS lines of #9.
+"""Turns bench/scale.sh's samples into its one table and the PASS/MISS lines of #9 and #18.
 
     scale_report.py SAMPLES.tsv --images N --runs R --readers "librbd direct" [--note TEXT]...
 
@@ -108,7 +108,7 @@ def main():
     print("not of the OSD or PostgreSQL; near the wall time, the client is the bound")
     print()
 
-    # Targets of #9 (goals the benchmark reports, not test assertions).
+    # Targets of #9 and #18 (goals the benchmark reports, not test assertions).
     def ratio(a, b):
         ma, mb = median(a, samples), median(b, samples)
         return None if ma is None or mb is None else ma / mb
@@ -130,6 +130,13 @@ def main():
                     r is not None and r >= 20, "%.1fx faster" % r if r is not None else "n/a"))
     r = ratio("rbd-sync:direct:full", "floor")
     targets.append(("direct full sync <= 5x the floor", r, r is not None and r <= 5,
+                    "%.2fx" % r if r is not None else "n/a"))
+    # Issue #18: at the floor at 10k.
+    r = ratio("rbd-sync:direct:full", "floor")
+    targets.append(("direct full sync <= 1.5x the floor (#18)", r, r is not None and r <= 1.5,
+                    "%.2fx" % r if r is not None else "n/a"))
+    r = ratio("rbd-sync:direct:noop", "floor")
+    targets.append(("direct no-op resync <= 1.3x the floor (#18)", r, r is not None and r <= 1.3,
                     "%.2fx" % r if r is not None else "n/a"))
     librbd = "rbd-sync:librbd:full" if "rbd-sync:librbd:full" in samples else "rbd-sync:default:full"
     r = ratio(librbd, "rbd-cli")

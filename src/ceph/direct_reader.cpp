@@ -4,10 +4,12 @@
 #include <cerrno>
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include <rbd/features.h>
 
@@ -34,6 +36,11 @@ constexpr std::uint8_t k_protection_unprotected = 0;
 constexpr std::uint8_t k_protection_protected = 2;
 /// Image entries asked of a pool's mirroring object in one read.
 constexpr std::size_t k_mirror_keys_per_read = 512;
+/// The object map bytes one image's snapshots may have in flight at once (2 bits an
+/// object: a snapshot of 1 TiB in 4 MiB objects is 64 KiB). An image whose snapshots' maps
+/// are larger has them read one at a time, as the walk needs them; so a batch holds at
+/// most its size times this.
+constexpr std::uint64_t k_snapshot_map_bytes_in_flight = std::uint64_t{256} * 1024;
 
 /// The snapshot namespaces whose snapshots the direct reader reports as librbd does.
 bool is_read_namespace(std::uint32_t type) {
@@ -43,7 +50,26 @@ bool is_read_namespace(std::uint32_t type) {
 
 using Completion = CompletionPtr<librados::AioCompletion>;
 
-/// The reads of one image: the header's compound operation and its object map.
+std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {
+  // librbd's ObjectMap::object_map_name(): the snapshot id in 16 hex digits.
+  static constexpr char k_digits[] = "0123456789abcdef";
+  std::string suffix(17, '.');
+  for (int i = 16; i > 0; --i, snap_id >>= 4) {
+    suffix[static_cast<std::size_t>(i)] = k_digits[snap_id & 0xf];
+  }
+  return "rbd_object_map." + image_id + suffix;
+}
+
+/// The read of one snapshot's object map.
+struct SnapshotMapRead {
+  librados::ObjectReadOperation op;
+  librados::bufferlist bytes;
+  int r = 0;
+  Completion done;
+};
+
+/// The reads of one image: the header's compound operation and its object map; then,
+/// once the header tells which, the object maps of its snapshots.
 struct Slot {
   std::size_t index = 0;
   librados::ObjectReadOperation header_op;
@@ -60,6 +86,10 @@ struct Slot {
   int map_r = 0;
   Completion header_done;
   Completion map_done;
+  std::optional<HeaderDecoding> decoded;  ///< the header, once decoded
+  bool snapshot_maps_asked = false;       ///< whether the snapshot maps were considered
+  /// By snapshot id; node-based, so each read stays where its completion writes.
+  std::map<std::uint64_t, SnapshotMapRead> snapshot_maps;
   int pending = 0;  ///< completions still to come (under InFlight's lock)
 };
 
@@ -109,6 +139,36 @@ class Batch : public InFlight<Slot> {
     }
   }
 
+  /// Starts reading the object maps of the snapshots `snap_ids` of the image in slot
+  /// `at`, whose header is read; the slot comes ready again when they are. False when
+  /// there is none to read.
+  bool start_snapshot_maps(librados::IoCtx& io, const ImageRef& ref, std::size_t at,
+                           const std::vector<std::uint64_t>& snap_ids) {
+    if (snap_ids.empty()) {
+      return false;
+    }
+    Slot& reads = slot(at);
+    for (const std::uint64_t id : snap_ids) {
+      SnapshotMapRead& read = reads.snapshot_maps[id];
+      read.op.read(0, 0, &read.bytes, &read.r);
+      read.done.reset(
+          librados::Rados::aio_create_completion(callback_arg(at), &Batch::on_complete));
+    }
+    update(at, [&snap_ids](Slot& starting) {
+      starting.pending = static_cast<int>(snap_ids.size());
+      return Then::wait;
+    });
+    for (auto& [id, read] : reads.snapshot_maps) {
+      const int r =
+          io.aio_operate(object_map_name(ref.image_id, id), read.done.get(), &read.op, nullptr);
+      if (r < 0) {
+        read.r = r;
+        done(*this, at);
+      }
+    }
+    return true;
+  }
+
  private:
   static void on_complete(librados::completion_t /*completion*/, void* arg) {
     auto [slots, at] = from_callback(arg);
@@ -120,16 +180,6 @@ class Batch : public InFlight<Slot> {
     slots.update(at, [](Slot& reads) { return --reads.pending == 0 ? Then::ready : Then::wait; });
   }
 };
-
-std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {
-  // librbd's ObjectMap::object_map_name(): the snapshot id in 16 hex digits.
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string suffix(17, '.');
-  for (int i = 16; i > 0; --i, snap_id >>= 4) {
-    suffix[static_cast<std::size_t>(i)] = k_digits[snap_id & 0xf];
-  }
-  return "rbd_object_map." + image_id + suffix;
-}
 
 /// An image's entry in its namespace's mirroring object, read before its header.
 struct MirrorLookup {
@@ -206,9 +256,33 @@ class Assembler {
         m_links(links),
         m_mirror(mirror) {}
 
+  /// The snapshots whose object maps the usage walk will read, when they may all be read
+  /// at once; none when it reads none or they are too large (then it reads them one at a
+  /// time). Decodes the header, once.
+  std::vector<std::uint64_t> snapshot_maps_wanted(Slot& slot) {
+    const HeaderDecoding& decoded = decode(slot);
+    if (!decoded.ok() || (decoded.value->features & RBD_FEATURE_FAST_DIFF) == 0) {
+      return {};
+    }
+    std::vector<std::uint64_t> ids;
+    std::uint64_t bytes = 0;
+    for (const HeaderSnapshot& snap : decoded.value->snapshots) {
+      const std::uint64_t objects =
+          object_count(snap.size_bytes, std::uint64_t{1} << decoded.value->order,
+                       decoded.value->stripe_unit, decoded.value->stripe_count)
+              .value_or(0);
+      bytes += objects / 4 + 1;
+      if (bytes > k_snapshot_map_bytes_in_flight) {
+        return {};
+      }
+      ids.push_back(snap.id);
+    }
+    return ids;
+  }
+
   /// The image; or why librbd must read it; or the damage that keeps both from it.
   OrFallback<Image> assemble(Slot& slot) {
-    const HeaderDecoding decoded = check_reads(slot);
+    const HeaderDecoding& decoded = decode(slot);
     if (!decoded.ok()) {
       return decoded.carry<Image>();
     }
@@ -233,6 +307,13 @@ class Assembler {
   }
 
  private:
+  const HeaderDecoding& decode(Slot& slot) {
+    if (!slot.decoded) {
+      slot.decoded = check_reads(slot);
+    }
+    return *slot.decoded;
+  }
+
   /// The decoded header, once every read of it worked; a fallback for what the direct
   /// reader does not read (a migration).
   HeaderDecoding check_reads(Slot& slot) {
@@ -399,9 +480,9 @@ class Assembler {
         out.snapshots.push_back(std::move(*row.value));
         continue;
       }
-      const MapRange range{previous.states != nullptr ? &previous : nullptr, &between,
-                           object_map_name(m_ref.image_id, snap.id), nullptr, snap.size_bytes};
-      auto usage = this->usage(fast_diff, range_flags, range, out);
+      const MapRange range{previous.states != nullptr ? &previous : nullptr, &between, &snap,
+                           nullptr, snap.size_bytes};
+      auto usage = this->usage(slot, fast_diff, range_flags, range, out);
       if (!usage.ok()) {
         return usage.carry<Image>();
       }
@@ -419,9 +500,9 @@ class Assembler {
       }
     }
     const std::string head_map = slot.map.to_str();
-    const MapRange range{previous.states != nullptr ? &previous : nullptr, &between, std::string(),
+    const MapRange range{previous.states != nullptr ? &previous : nullptr, &between, nullptr,
                          &head_map, out.size_bytes};
-    auto usage = this->usage(fast_diff, range_flags, range, out);
+    auto usage = this->usage(slot, fast_diff, range_flags, range, out);
     if (!usage.ok()) {
       return usage.carry<Image>();
     }
@@ -482,20 +563,20 @@ class Assembler {
   using UsageAndMap = std::pair<inventory::Usage, std::vector<std::uint8_t>>;
 
   /// The object maps a fast diff loads: from the last user snapshot's (nullptr: from
-  /// nothing) through the maps of the snapshots `between`, to the end's: the map object
-  /// `end_object` of a snapshot, or the head's bytes `end_bytes`, already read.
+  /// nothing) through the maps of the snapshots `between`, to the end's: the map of
+  /// `end_snapshot`, or (nullptr) the head's bytes `end_bytes`, already read.
   struct MapRange {
     const SizedObjectMap* from = nullptr;
     const std::vector<const HeaderSnapshot*>* between = nullptr;
-    std::string end_object;
+    const HeaderSnapshot* end_snapshot = nullptr;
     const std::string* end_bytes = nullptr;
     std::uint64_t end_size = 0;
   };
 
   /// The usage of one snapshot or the head and the object map it used (empty when none
   /// was needed); a fallback when librbd must compute it.
-  OrFallback<UsageAndMap> usage(bool fast_diff, std::uint64_t range_flags, const MapRange& range,
-                                const Image& image) {
+  OrFallback<UsageAndMap> usage(Slot& slot, bool fast_diff, std::uint64_t range_flags,
+                                const MapRange& range, const Image& image) {
     inventory::Usage result;
     result.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
     if (!result.unknown_reason.empty()) {
@@ -507,13 +588,14 @@ class Assembler {
     std::vector<std::vector<std::uint8_t>> maps;
     maps.reserve(range.between->size() + 1);
     for (const HeaderSnapshot* snap : *range.between) {
-      auto states = object_map(object_map_name(m_ref.image_id, snap->id), nullptr);
+      auto states = snapshot_map(slot, snap->id);
       if (!states.ok()) {
         return states.carry<UsageAndMap>();
       }
       maps.push_back(std::move(*states.value));
     }
-    auto end = object_map(range.end_object, range.end_bytes);
+    auto end = range.end_snapshot != nullptr ? snapshot_map(slot, range.end_snapshot->id)
+                                             : decoded_map(*range.end_bytes);
     if (!end.ok()) {
       return end.carry<UsageAndMap>();
     }
@@ -531,20 +613,30 @@ class Assembler {
     return OrFallback<UsageAndMap>::of({result, std::move(maps.back())});
   }
 
-  /// The states in the object map object `object`, or in `bytes` when already read.
-  OrFallback<std::vector<std::uint8_t>> object_map(const std::string& object,
-                                                   const std::string* bytes) {
-    using States = OrFallback<std::vector<std::uint8_t>>;
-    std::string read_bytes;
-    if (bytes == nullptr) {
-      librados::bufferlist read;
-      if (m_io.read(object, read, 0, 0) < 0) {
-        return States::fall_back("cannot read a snapshot's object map");
-      }
-      read_bytes = read.to_str();
-      bytes = &read_bytes;
+  using States = OrFallback<std::vector<std::uint8_t>>;
+
+  /// The states in the object map of snapshot `snap_id`: read with the header's reads
+  /// when it was one of snapshot_maps_wanted(), else read now.
+  States snapshot_map(Slot& slot, std::uint64_t snap_id) {
+    librados::bufferlist now;
+    const librados::bufferlist* bytes = &now;
+    int r = 0;
+    const auto read = slot.snapshot_maps.find(snap_id);
+    if (read != slot.snapshot_maps.end()) {
+      r = read->second.done->get_return_value() < 0 ? read->second.done->get_return_value()
+                                                    : read->second.r;
+      bytes = &read->second.bytes;
+    } else {
+      r = m_io.read(object_map_name(m_ref.image_id, snap_id), now, 0, 0);
     }
-    auto states = decode_object_map(*bytes);
+    if (r < 0) {
+      return States::fall_back("cannot read a snapshot's object map");
+    }
+    return decoded_map(bytes->to_str());
+  }
+
+  static States decoded_map(const std::string& bytes) {
+    auto states = decode_object_map(bytes);
     if (!states) {
       return States::fall_back("cannot decode an object map");
     }
@@ -614,12 +706,22 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     batch.start(io, refs[index], index);
     return true;
   };
+  // False: the image's snapshot maps are being read; its slot comes ready again.
   const auto ready = [&](std::size_t at) {
     Slot& slot = batch.slot(at);
     const std::size_t index = slot.index;
     io.set_namespace(refs[index].pool_namespace);
     Assembler assembler(rados, io, pool, refs[index], exact_usage, known_options, *links,
                         mirroring.empty() ? nullptr : &mirroring[index]);
+    // Read here, one at a time, each would wait behind every read in flight while no
+    // new one starts: at 10,000 images with 998 snapshots that was 2.2-2.8 s of a
+    // 3.2 s read.
+    if (!slot.snapshot_maps_asked) {
+      slot.snapshot_maps_asked = true;
+      if (batch.start_snapshot_maps(io, refs[index], at, assembler.snapshot_maps_wanted(slot))) {
+        return false;
+      }
+    }
     OrFallback<Image> image = assembler.assemble(slot);
     batch.release(at);
     if (image.ok()) {
@@ -635,6 +737,7 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     } else {
       through_librbd(index, image.fallback_reason);
     }
+    return true;
   };
   batch.run_all(refs.size(), start, ready);
   io.set_namespace("");

@@ -13,6 +13,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -128,7 +129,8 @@ class InFlight {
 
   /// Runs jobs 0 .. count-1 with as many in flight as there are slots: `start(job)` says
   /// whether it took a slot (one that will come ready), `ready(at)` handles a ready slot
-  /// and gives it back. When all slots are busy it waits for a free one. When `start` or
+  /// and gives it back; or, when it returns false, has started more operations on it, so
+  /// that it comes ready again. When all slots are busy it waits for a free one. When `start` or
   /// `ready` throws, every job in flight is waited for before the exception leaves; the
   /// slot's owner still cleans up what those jobs left (their destructor).
   template <typename Start, typename Ready>
@@ -147,8 +149,12 @@ class InFlight {
           continue;
         }
         const std::size_t at = wait_ready();
-        --in_flight;
-        ready(at);
+        --in_flight;  // first: a `ready` that throws has nothing more in flight
+        if constexpr (std::is_void_v<std::invoke_result_t<Ready&, std::size_t>>) {
+          ready(at);
+        } else if (!ready(at)) {
+          ++in_flight;
+        }
       }
     } catch (...) {
       for (; in_flight > 0; --in_flight) {

@@ -77,6 +77,43 @@ TEST(InFlight, EveryJobIsReadyOnceWhateverOrderTheyComplete) {
   EXPECT_EQ(times_ready, std::vector<int>(k_jobs, 1));
 }
 
+TEST(InFlight, AJobWhoseReadyStartsMoreComesReadyAgainAndStillHoldsItsSlot) {
+  // As the direct reader reads an image's snapshot maps once its header is in.
+  constexpr std::size_t k_jobs = 30;
+  constexpr std::size_t k_slots = 3;
+  Jobs jobs(k_slots);
+  std::vector<int> times_ready(k_jobs, 0);
+  std::vector<bool> second_stage(k_slots, false);
+  {
+    Completions completions(jobs);
+    jobs.run_all(
+        k_jobs,
+        [&](std::size_t job) {
+          const std::size_t at = jobs.take_free(/*renew=*/true);
+          jobs.slot(at).number = job;
+          second_stage[at] = false;
+          completions.complete_later(at, scrambled_delay(job));
+          return true;
+        },
+        [&](std::size_t at) {
+          const std::size_t job = jobs.slot(at).number;
+          ++times_ready[job];
+          if (job % 2 == 0 && !second_stage[at]) {
+            second_stage[at] = true;
+            completions.complete_later(at, scrambled_delay(job + 1));
+            return false;
+          }
+          jobs.release(at);
+          return true;
+        });
+  }
+  // Twice for the even jobs: had a slot been handed to another job between its two
+  // stages, that job's number would have replaced it and the counts would differ.
+  for (std::size_t job = 0; job < k_jobs; ++job) {
+    EXPECT_EQ(times_ready[job], job % 2 == 0 ? 2 : 1) << "job " << job;
+  }
+}
+
 TEST(InFlight, AThrowingReadyWaitsForEveryJobInFlight) {
   Jobs jobs(4);
   Completions completions(jobs);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -399,6 +400,59 @@ TEST_F(ReaderDiffTest, OpenStackLikePoolIsReadDirectlyAndIdentically) {
   expect_identical(expected, got);
   // The direct reader read every one of them itself.
   EXPECT_EQ(direct_fallbacks(ceph, pool), ceph::FallbackCounts{});
+}
+
+TEST_F(ReaderDiffTest, SnapshotMapsReadWithTheHeaderOneByOneOrLostAreReadAsLibrbdReadsThem) {
+  const std::string pool = unique_name("diff");
+  ceph.create_pool(pool);
+  // Two snapshots whose object maps are read once the header is in, at once.
+  ceph.create_image(pool, "snapped", 24 * k_mib);
+  ceph.write(pool, "snapped", 0, 3 * k_mib);
+  ceph.snapshot(pool, "snapped", "s1", /*protect=*/false);
+  ceph.write(pool, "snapped", 8 * k_mib, 2 * k_mib);
+  ceph.snapshot(pool, "snapped", "s2", /*protect=*/false);
+  ceph.write(pool, "snapped", 16 * k_mib, k_mib);
+  // 6 TiB in 4 MiB objects: each map is 384 KiB, more than one image may have in flight,
+  // so the walk reads them one at a time.
+  constexpr std::uint64_t k_tib = std::uint64_t{1} << 40;
+  ceph.create_image(pool, "huge", 6 * k_tib);
+  ceph.write(pool, "huge", 0, k_mib);
+  ceph.snapshot(pool, "huge", "h1", /*protect=*/false);
+  ceph.write(pool, "huge", 5 * k_tib, 2 * k_mib);
+  ceph.snapshot(pool, "huge", "h2", /*protect=*/false);
+  ceph.write(pool, "huge", 3 * k_tib, k_mib);
+  // A snapshot whose object map object is gone: librbd must read that image.
+  const std::string lost_id = ceph.create_image(pool, "lost-map", 16 * k_mib);
+  ceph.write(pool, "lost-map", 0, k_mib);
+  ceph.snapshot(pool, "lost-map", "l1", /*protect=*/false);
+  ceph.write(pool, "lost-map", 4 * k_mib, k_mib);
+  std::uint64_t lost_snap = 0;
+  {
+    librados::IoCtx io = ceph.io(pool);
+    librbd::RBD api;
+    librbd::Image image;
+    ASSERT_EQ(api.open_read_only(io, image, "lost-map", nullptr), 0);
+    ASSERT_EQ(image.snap_get_id("l1", &lost_snap), 0);
+  }
+  char suffix[18];
+  std::snprintf(suffix, sizeof suffix, ".%016llx", static_cast<unsigned long long>(lost_snap));
+  rados({"-p", pool, "rm", "rbd_object_map." + lost_id + suffix});
+
+  // First, while the map is still missing: librbd, opening that image, flags the map
+  // invalid, after which neither reader reads it.
+  EXPECT_EQ(direct_fallbacks(ceph, pool),
+            (ceph::FallbackCounts{{"cannot read a snapshot's object map", 1}}));
+  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
+  ceph::CephSource direct_source(config(ceph::ImageReader::direct));
+  const auto expected = read_all(librbd_source, {pool});
+  const auto got = read_all(direct_source, {pool});
+  ASSERT_EQ(expected.size(), 3U);
+  // The fixture shows what it is meant to (as librbd reads it): usage from the maps, in
+  // whole 4 MiB objects.
+  EXPECT_EQ(image_named(expected, "snapped").snapshots.at(1).usage.used_bytes, 4 * k_mib);
+  EXPECT_EQ(image_named(expected, "huge").snapshots.at(1).usage.used_bytes, 4 * k_mib);
+  EXPECT_EQ(image_named(expected, "huge").usage.used_bytes, 4 * k_mib);
+  expect_identical(expected, got);
 }
 
 TEST_F(ReaderDiffTest, DirectReaderReadsASnapshotMirroredPoolItself) {

@@ -121,8 +121,14 @@ std::string TableSync::key_match(const char* stored, const char* seen) const {
 
 void TableSync::analyze_staged() {
   // Without statistics the planner guesses a handful of rows and may pick nested
-  // loops over thousands.
-  m_work.exec("ANALYZE " + staging_name(m_table));
+  // loops over thousands. Only the key's columns: the joins are planned on them alone,
+  // and sampling every value column too was 97 ms of a 10,000-image no-op sync's
+  // 150 ms write.
+  std::string key = quoted("fsid");
+  for (const std::string& column : m_table.keys) {
+    key += ", " + quoted(column);
+  }
+  m_work.exec("ANALYZE " + staging_name(m_table) + " (" + key + ")");
 }
 
 void TableSync::upsert() {

@@ -16,7 +16,10 @@
 #     emptied rbdsync inventory tables, then a no-op resync;
 #   * rbd ls -l --format json + rbd du -p POOL --format json;
 #   * the old Python job (bench/baseline/old_job.py, Debian's /usr/bin/python3);
-#   * the floor: one header omap read per image, 64 in flight (bench/header_floor).
+#   * the floor: one header omap read per image, 64 in flight (bench/header_floor);
+#   * floor-reads: the floor plus the other reads the direct reader makes of each image
+#     (watchers and lock owner in the header's operation, the head object map beside
+#     it: HEADER_FLOOR_ALSO=watchers,lock,map), the least any sync reporting usage reads.
 # and prints one table: median seconds (min-max), ms/image, ratios, peak RSS, inventory
 # rows inserted/updated/deleted per run (pg_stat_user_tables), and PASS/MISS for the
 # targets of #9, and the share of images the direct reader read itself (PASS/MISS against
@@ -25,7 +28,7 @@
 #
 # Defaults: --mix today, --images 10000, --runs 3, --build build (needs rbd-sync and
 # bench/ targets),
-# --ways direct,librbd,cli,python,floor (a subset keeps a large run short: at 100,000
+# --ways direct,librbd,cli,python,floor,floor-reads (a subset keeps a large run short: at 100,000
 # images the librbd ways take about half an hour per round).
 # Ports: CEPH_CLUSTER_PORT (default 55789; it uses PORT..PORT+99), PG_SERVER_PORT (61432).
 # Timings are wall clock on a shared machine: run it when the machine is otherwise idle.
@@ -36,12 +39,12 @@ images=10000
 runs=3
 build=$root/build
 threads=8
-ways_wanted=direct,librbd,cli,python,floor
+ways_wanted=direct,librbd,cli,python,floor,floor-reads
 mix=today
 readonly pool=bench
 
 usage() {
-    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor] [--mix today|openstack|dr]" >&2
+    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor,floor-reads] [--mix today|openstack|dr]" >&2
     exit 64
 }
 while (($#)); do
@@ -59,8 +62,8 @@ done
 [[ $images =~ ^[0-9]+$ ]] && ((images >= 10)) || { echo "scale.sh: --images must be >= 10" >&2; exit 64; }
 [[ $runs =~ ^[0-9]+$ ]] && ((runs >= 1)) || { echo "scale.sh: --runs must be >= 1" >&2; exit 64; }
 [[ $threads =~ ^[0-9]+$ ]] && ((threads >= 1)) || usage
-[[ $ways_wanted =~ ^(direct|librbd|cli|python|floor)(,(direct|librbd|cli|python|floor))*$ ]] ||
-    { echo "scale.sh: --ways takes a comma-separated subset of direct,librbd,cli,python,floor" >&2; exit 64; }
+[[ $ways_wanted =~ ^(direct|librbd|cli|python|floor|floor-reads)(,(direct|librbd|cli|python|floor|floor-reads))*$ ]] ||
+    { echo "scale.sh: --ways takes a comma-separated subset of direct,librbd,cli,python,floor,floor-reads" >&2; exit 64; }
 [[ $mix =~ ^(today|openstack|dr)$ ]] || { echo "scale.sh: --mix takes today, openstack or dr" >&2; exit 64; }
 wanted() { [[ ,$ways_wanted, == *,$1,* ]]; }
 build=$(realpath -- "$build")
@@ -257,9 +260,16 @@ measure_floor() {
     record floor "$1" "$work/result"
 }
 
+measure_floor_reads() {
+    rm -f -- "$work"/result*
+    HEADER_FLOOR_ALSO=watchers,lock,map "$measure" "$work/result" "$floor" "$conf" "$ceph_id" "$pool" \
+        > "$work/out.floor-reads.log" 2>&1 || true
+    record floor-reads "$1" "$work/result"
+}
+
 ways=()
 for r in "${readers[@]}"; do ways+=("sync:$r"); done
-for w in cli python floor; do
+for w in cli python floor floor-reads; do
     if wanted "$w"; then ways+=("$w"); fi
 done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -274,6 +284,7 @@ for ((round = 1; round <= runs; round++)); do
             cli) measure_cli "$round" ;;
             python) measure_python "$round" ;;
             floor) measure_floor "$round" ;;
+            floor-reads) measure_floor_reads "$round" ;;
         esac
     done
 done

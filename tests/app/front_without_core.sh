@@ -29,21 +29,22 @@ status=0
 grep -q '^rbd-sync: already running: ' "$scratch/busy.err" || fail "no busy answer: $(cat "$scratch/busy.err")"
 exec {held}>&-
 
+# expect_core_error NAME PATTERN WHAT: a run that gets the guard fails in one line that
+# matches PATTERN, exit 70.
+expect_core_error() {
+    local out=$scratch/$1.err status=0
+    "$scratch/rbd-sync" run "${args[@]}" 2>"$out" || status=$?
+    [[ $status == 70 ]] || fail "$3 exited $status, not 70"
+    [[ $(wc -l <"$out") == 1 ]] || fail "not one line: $(cat "$out")"
+    grep -q "$2" "$out" || fail "unexpected error: $(cat "$out")"
+    echo "$3: $(cat "$out")"
+}
+
 # The guard taken: now the core is needed.
-status=0
-"$scratch/rbd-sync" run "${args[@]}" 2>"$scratch/run.err" || status=$?
-[[ $status == 70 ]] || fail "a run without its core exited $status, not 70"
-[[ $(wc -l <"$scratch/run.err") == 1 ]] || fail "not one line: $(cat "$scratch/run.err")"
-grep -q "^rbd-sync: error: cannot load rbd-sync's core module: .*librbdsync-core.so.*(hint: reinstall rbd-sync)$" \
-    "$scratch/run.err" || fail "unexpected error: $(cat "$scratch/run.err")"
-echo "front without its core: version, status, busy answer ok; run: $(cat "$scratch/run.err")"
+expect_core_error run "^rbd-sync: error: cannot load rbd-sync's core module: .*librbdsync-core.so.*(hint: reinstall rbd-sync)$" \
+    "a run without its core (version, status, busy answer ok)"
 
 # A core of another build beside the front (a partial upgrade): refused before it runs.
 cp "$other_core" "$scratch/librbdsync-core.so"
-status=0
-"$scratch/rbd-sync" run "${args[@]}" 2>"$scratch/other.err" || status=$?
-[[ $status == 70 ]] || fail "a run with another build's core exited $status, not 70"
-[[ $(wc -l <"$scratch/other.err") == 1 ]] || fail "not one line: $(cat "$scratch/other.err")"
-grep -q "^rbd-sync: error: rbd-sync's core module $scratch/librbdsync-core.so belongs to another build of rbd-sync (.*) (hint: reinstall rbd-sync)$" \
-    "$scratch/other.err" || fail "unexpected error: $(cat "$scratch/other.err")"
-echo "front with another build's core: $(cat "$scratch/other.err")"
+expect_core_error other "^rbd-sync: error: rbd-sync's core module $scratch/librbdsync-core.so belongs to another build of rbd-sync (.*) (hint: reinstall rbd-sync)$" \
+    "a run with another build's core"

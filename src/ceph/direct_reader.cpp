@@ -36,11 +36,11 @@ constexpr std::uint8_t k_protection_unprotected = 0;
 constexpr std::uint8_t k_protection_protected = 2;
 /// Image entries asked of a pool's mirroring object in one read.
 constexpr std::size_t k_mirror_keys_per_read = 512;
-/// The object map bytes one image's snapshots may have in flight at once (2 bits an
-/// object: a snapshot of 1 TiB in 4 MiB objects is 64 KiB). An image whose snapshots' maps
-/// are larger has them read one at a time, as the walk needs them; so a batch holds at
-/// most its size times this.
-constexpr std::uint64_t k_snapshot_map_bytes_in_flight = std::uint64_t{256} * 1024;
+/// The snapshot object map bytes of one image read ahead, at once (2 bits an object: a
+/// snapshot of 1 TiB in 4 MiB objects is 64 KiB). The walk reads the maps beyond it one
+/// at a time, as it needs them; so the read-ahead maps of a batch come to at most its
+/// size times this (as the header's size says: a map object is read whole).
+constexpr std::uint64_t k_snapshot_map_read_ahead_bytes = std::uint64_t{256} * 1024;
 
 /// The snapshot namespaces whose snapshots the direct reader reports as librbd does.
 bool is_read_namespace(std::uint32_t type) {
@@ -121,6 +121,10 @@ class Batch : public InFlight<Slot> {
     reads.lock_in.append(request.data(), request.size());
     reads.header_op.exec("lock", "get_info", reads.lock_in, &reads.lock_out, &reads.lock_r);
     reads.map_op.read(0, 0, &reads.map, &reads.map_r);
+    // Everything that may throw comes before the slot counts its reads: a read counted
+    // and never queued would keep ~Batch waiting for ever.
+    const std::string header_object = "rbd_header." + ref.image_id;
+    const std::string map_object = "rbd_object_map." + ref.image_id;
     reads.header_done.reset(
         librados::Rados::aio_create_completion(callback_arg(at), &Batch::on_complete));
     reads.map_done.reset(
@@ -129,12 +133,10 @@ class Batch : public InFlight<Slot> {
       starting.pending = 2;
       return Then::wait;
     });
-    if (io.aio_operate("rbd_header." + ref.image_id, reads.header_done.get(), &reads.header_op,
-                       nullptr) < 0) {
+    if (io.aio_operate(header_object, reads.header_done.get(), &reads.header_op, nullptr) < 0) {
       done(*this, at);
     }
-    if (io.aio_operate("rbd_object_map." + ref.image_id, reads.map_done.get(), &reads.map_op,
-                       nullptr) < 0) {
+    if (io.aio_operate(map_object, reads.map_done.get(), &reads.map_op, nullptr) < 0) {
       done(*this, at);
     }
   }
@@ -148,21 +150,23 @@ class Batch : public InFlight<Slot> {
       return false;
     }
     Slot& reads = slot(at);
+    // As in start(): what may throw comes before the slot counts its reads.
+    std::vector<std::pair<std::string, SnapshotMapRead*>> queued;
     for (const std::uint64_t id : snap_ids) {
       SnapshotMapRead& read = reads.snapshot_maps[id];
       read.op.read(0, 0, &read.bytes, &read.r);
       read.done.reset(
           librados::Rados::aio_create_completion(callback_arg(at), &Batch::on_complete));
+      queued.emplace_back(object_map_name(ref.image_id, id), &read);
     }
-    update(at, [&snap_ids](Slot& starting) {
-      starting.pending = static_cast<int>(snap_ids.size());
+    update(at, [&queued](Slot& starting) {
+      starting.pending = static_cast<int>(queued.size());
       return Then::wait;
     });
-    for (auto& [id, read] : reads.snapshot_maps) {
-      const int r =
-          io.aio_operate(object_map_name(ref.image_id, id), read.done.get(), &read.op, nullptr);
+    for (auto& [object, read] : queued) {
+      const int r = io.aio_operate(object, read->done.get(), &read->op, nullptr);
       if (r < 0) {
-        read.r = r;
+        read->r = r;
         done(*this, at);
       }
     }
@@ -256,28 +260,15 @@ class Assembler {
         m_links(links),
         m_mirror(mirror) {}
 
-  /// The snapshots whose object maps the usage walk will read, when they may all be read
-  /// at once; none when it reads none or they are too large (then it reads them one at a
-  /// time). Decodes the header, once.
+  /// The snapshots whose object maps to read ahead, before the usage walk
+  /// (snapshot_maps_read_ahead()); none when the header does not decode. Decodes the
+  /// header, once.
   std::vector<std::uint64_t> snapshot_maps_wanted(Slot& slot) {
     const HeaderDecoding& decoded = decode(slot);
-    if (!decoded.ok() || (decoded.value->features & RBD_FEATURE_FAST_DIFF) == 0) {
+    if (!decoded.ok()) {
       return {};
     }
-    std::vector<std::uint64_t> ids;
-    std::uint64_t bytes = 0;
-    for (const HeaderSnapshot& snap : decoded.value->snapshots) {
-      const std::uint64_t objects =
-          object_count(snap.size_bytes, std::uint64_t{1} << decoded.value->order,
-                       decoded.value->stripe_unit, decoded.value->stripe_count)
-              .value_or(0);
-      bytes += objects / 4 + 1;
-      if (bytes > k_snapshot_map_bytes_in_flight) {
-        return {};
-      }
-      ids.push_back(snap.id);
-    }
-    return ids;
+    return snapshot_maps_read_ahead(*decoded.value, k_snapshot_map_read_ahead_bytes);
   }
 
   /// The image; or why librbd must read it; or the damage that keeps both from it.
@@ -615,8 +606,8 @@ class Assembler {
 
   using States = OrFallback<std::vector<std::uint8_t>>;
 
-  /// The states in the object map of snapshot `snap_id`: read with the header's reads
-  /// when it was one of snapshot_maps_wanted(), else read now.
+  /// The states in the object map of snapshot `snap_id`: read ahead when it was one of
+  /// snapshot_maps_wanted(), else read now.
   States snapshot_map(Slot& slot, std::uint64_t snap_id) {
     librados::bufferlist now;
     const librados::bufferlist* bytes = &now;

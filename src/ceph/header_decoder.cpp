@@ -9,6 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include <rbd/features.h>
+
 namespace rbdsync::ceph {
 
 namespace {
@@ -594,6 +596,29 @@ std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_
     return std::nullopt;
   }
   return *objects - missing;
+}
+
+std::vector<std::uint64_t> snapshot_maps_read_ahead(const DecodedHeader& header,
+                                                    std::uint64_t budget_bytes) {
+  std::vector<std::uint64_t> ids;
+  if ((header.features & RBD_FEATURE_FAST_DIFF) == 0) {
+    return ids;  // no map is read: the usage is unknown
+  }
+  const std::uint64_t object_size = std::uint64_t{1} << header.order;
+  std::uint64_t bytes = 0;
+  for (const HeaderSnapshot& snap : header.snapshots) {
+    const std::optional<std::uint64_t> objects =
+        object_count(snap.size_bytes, object_size, header.stripe_unit, header.stripe_count);
+    if (!objects) {
+      break;
+    }
+    bytes += ceil_div(*objects, 4);
+    if (bytes > budget_bytes) {
+      break;
+    }
+    ids.push_back(snap.id);
+  }
+  return ids;
 }
 
 namespace {

@@ -198,4 +198,11 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t
 std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_t object_size,
                                           std::uint64_t stripe_unit, std::uint64_t stripe_count);
 
+/// The snapshots of `header` whose object maps may be read ahead, all at once, before the
+/// fast diff walks them: the first ones, in the header's order, whose maps come to at
+/// most `budget_bytes` together (2 bits an object); none without fast-diff. The walk
+/// reads the others, if it needs them, one at a time.
+std::vector<std::uint64_t> snapshot_maps_read_ahead(const DecodedHeader& header,
+                                                    std::uint64_t budget_bytes);
+
 }  // namespace rbdsync::ceph

@@ -1,10 +1,13 @@
 #include "ceph/header_decoder.hpp"
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <rbd/features.h>
 
 #include "support/hex.hpp"
 
@@ -483,6 +486,43 @@ TEST(HeaderDecoder, LockInfoWithOneExclusiveLockerDecodes) {
   EXPECT_EQ(info->lockers[0].cookie, "auto 1");
   EXPECT_EQ(info->lockers[0].address, "127.0.0.1:0/77");
   EXPECT_TRUE(info->exclusive);
+}
+
+/// A fast-diff image in 4 MiB objects whose snapshots are 1, 2 and 1 TiB: maps of 64,
+/// 128 and 64 KiB.
+DecodedHeader read_ahead_header() {
+  DecodedHeader header;
+  header.features = RBD_FEATURE_LAYERING | RBD_FEATURE_EXCLUSIVE_LOCK | RBD_FEATURE_OBJECT_MAP |
+                    RBD_FEATURE_FAST_DIFF;
+  header.order = 22;
+  header.stripe_unit = 4 * k_mib;
+  header.stripe_count = 1;
+  constexpr std::uint64_t k_tib = 1ULL << 40;
+  for (const auto& [id, size] : {std::pair{4ULL, k_tib}, {7ULL, 2 * k_tib}, {9ULL, k_tib}}) {
+    HeaderSnapshot snap;
+    snap.id = id;
+    snap.size_bytes = size;
+    header.snapshots.push_back(snap);
+  }
+  return header;
+}
+
+TEST(SnapshotMapsReadAhead, TheFirstSnapshotsWhoseMapsFitTheBudget) {
+  const DecodedHeader header = read_ahead_header();
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 256 * 1024), (std::vector<std::uint64_t>{4, 7, 9}));
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 255 * 1024), (std::vector<std::uint64_t>{4, 7}));
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 191 * 1024), (std::vector<std::uint64_t>{4}));
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 63 * 1024), std::vector<std::uint64_t>{});
+}
+
+TEST(SnapshotMapsReadAhead, NoneWithoutFastDiffOrPastAnUncountableLayout) {
+  DecodedHeader header = read_ahead_header();
+  header.features &= ~std::uint64_t{RBD_FEATURE_FAST_DIFF};
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 1ULL << 30), std::vector<std::uint64_t>{});
+  header = read_ahead_header();
+  header.stripe_unit = 64 * 1024;  // fancy striping whose object count overflows
+  header.stripe_count = std::uint64_t{1} << 44;
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 1ULL << 30), std::vector<std::uint64_t>{});
 }
 
 }  // namespace

@@ -361,7 +361,8 @@ class SimSource : public sync::InventorySource {
 
   /// Makes each ref and image from its index as the paged listing reaches it: nothing
   /// of the pool is held.
-  void read_pool_images(const inventory::Pool& pool, const OnRead& on_read) override {
+  void read_pool_images(const inventory::Pool& pool, const sync::UsageMarks& /*marks*/,
+                        const OnRead& on_read) override {
     const PoolPlan& plan = plan_for(pool);
     for (std::size_t i = plan.first; i < plan.first + plan.count; ++i) {
       on_read(m_cluster.ref_at(i), read_at(i));
@@ -439,7 +440,7 @@ void source_only(const Options& options) {
   std::uint64_t bytes = 0;
   for (const inventory::Pool& pool : source.list_pools({}).pools) {
     (void)source.list_pool(pool);
-    source.read_pool_images(pool, [&](const inventory::ImageRef&, const sync::ImageRead& read) {
+    source.read_pool_images(pool, {}, [&](const inventory::ImageRef&, const sync::ImageRead& read) {
       ++images;
       bytes += read.image.size_bytes;
     });

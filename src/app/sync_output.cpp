@@ -36,6 +36,7 @@ nlohmann::json sync_report_json(const sync::SyncReport& report, const std::strin
           {"changed", report.counts.images.changed},
           {"removed", report.counts.images.removed},
           {"skipped", report.skipped},
+          {"usage_kept", report.usage_kept},
           {"stale", stale_json(report.stale)},
           {"unreadable_pools", unreadable_pools_json(report.unreadable_pools)},
           {"unknown", unknown_json(report.unknown)},

@@ -354,12 +354,13 @@ void report_damaged_entry(const ImageRef& ref, const sync::InventorySource::OnRe
 
 }  // namespace
 
-void CephSource::read_pool_images(const Pool& pool, const OnRead& on_read) {
+void CephSource::read_pool_images(const Pool& pool, const sync::UsageMarks& marks,
+                                  const OnRead& on_read) {
   std::vector<std::string> names = list_namespaces(pool);
   names.insert(names.begin(), "");
   const sync::ReadMethods before = m_cluster->read_methods;
   for (const std::string& ns : names) {
-    read_namespace(pool, ns, on_read);
+    read_namespace(pool, ns, marks, on_read);
   }
   if (m_cluster->reader == ImageReader::direct) {
     log_direct_reads(pool, before, m_cluster->read_methods);
@@ -368,11 +369,12 @@ void CephSource::read_pool_images(const Pool& pool, const OnRead& on_read) {
   }
 }
 
-void CephSource::read_namespace(const Pool& pool, const std::string& ns, const OnRead& on_read) {
+void CephSource::read_namespace(const Pool& pool, const std::string& ns,
+                                const sync::UsageMarks& marks, const OnRead& on_read) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   std::map<std::string, ImageRef> removing = list_removing_images(io, ns);
   if (ns.empty()) {
-    read_page(pool, list_format1_images(io), on_read);
+    read_page(pool, list_format1_images(io), marks, on_read);
   }
   DirectoryPager pager(io, ns);
   while (std::optional<DirectoryPage> page = pager.next()) {
@@ -385,23 +387,23 @@ void CephSource::read_namespace(const Pool& pool, const std::string& ns, const O
       removing.erase(ref.image_id);
       report_damaged_entry(ref, on_read);
     }
-    read_page(pool, page->images, on_read);
+    read_page(pool, page->images, marks, on_read);
   }
   std::vector<ImageRef> rest;
   rest.reserve(removing.size());
   for (auto& entry : removing) {
     rest.push_back(std::move(entry.second));
   }
-  read_page(pool, rest, on_read);
+  read_page(pool, rest, marks, on_read);
 }
 
 void CephSource::read_page(const Pool& pool, const std::vector<ImageRef>& refs,
-                           const OnRead& on_read) {
+                           const sync::UsageMarks& marks, const OnRead& on_read) {
   if (refs.empty()) {
     return;
   }
   std::vector<bool> reported(refs.size(), false);
-  read_indexed(pool, refs, [&](std::size_t index, sync::ImageRead read) {
+  read_indexed(pool, refs, &marks, [&](std::size_t index, sync::ImageRead read) {
     if (index >= refs.size() || reported[index]) {
       throw Error(ExitCode::internal, "the reader reported image " + std::to_string(index) +
                                           " of a page of pool '" + pool.name +
@@ -425,7 +427,7 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
     // The syncer's one retry of a failed read goes the same way as the first: a damaged
     // header is refused again, never handed to librbd, which may not survive it.
     sync::ImageRead result;
-    read_indexed(pool, {ref}, [&result](std::size_t /*index*/, sync::ImageRead read) {
+    read_indexed(pool, {ref}, nullptr, [&result](std::size_t /*index*/, sync::ImageRead read) {
       result = std::move(read);
     });
     return result;
@@ -445,7 +447,7 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
 }
 
 void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& refs,
-                              const OnPageRead& on_read) {
+                              const sync::UsageMarks* marks, const OnPageRead& on_read) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   if (m_cluster->reader == ImageReader::librbd) {
     const std::vector<std::size_t> refused =
@@ -465,7 +467,8 @@ void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& ref
   }
   FallbackCounts fallbacks;
   read_images_direct(m_cluster->rados, m_cluster->rbd, io, pool, refs, m_cluster->exact_usage,
-                     on_read, fallbacks, &m_cluster->links());
+                     on_read, fallbacks, &m_cluster->links(), LibrbdFallback::allowed,
+                     k_header_reads_in_flight, marks);
   std::size_t through_librbd = 0;
   for (const auto& [reason, count] : fallbacks) {
     through_librbd += count;

@@ -65,8 +65,10 @@ class CephSource : public sync::InventorySource {
   /// (trash source "removing") that the directory no longer lists. Each page is read with
   /// many reads in flight: 32 librbd opens, or 64 header reads with the direct reader. A
   /// directory entry whose name does not decode is reported failed, not retriable.
-  /// Throws as read_image() does, after the reads in flight have finished.
-  void read_pool_images(const inventory::Pool& pool, const OnRead& on_read) override;
+  /// Throws as read_image() does, after the reads in flight have finished. The direct
+  /// reader carries the usage of the idle images of `marks`; the librbd reader reads all.
+  void read_pool_images(const inventory::Pool& pool, const sync::UsageMarks& marks,
+                        const OnRead& on_read) override;
   /// "header" (decoded by the direct reader) and "librbd" images; the direct reader's
   /// reasons for reading an image through librbd, and the librbd reader's for decoding
   /// one. The syncer's retry of a failed image (read_image()) is counted like any read.
@@ -79,13 +81,14 @@ class CephSource : public sync::InventorySource {
   /// The named namespaces of `pool` ("" not included).
   std::vector<std::string> list_namespaces(const inventory::Pool& pool);
   /// Reads the images of namespace `ns` of `pool`, page by page.
-  void read_namespace(const inventory::Pool& pool, const std::string& ns, const OnRead& on_read);
+  void read_namespace(const inventory::Pool& pool, const std::string& ns,
+                      const sync::UsageMarks& marks, const OnRead& on_read);
   /// Reads one page of references; every one is reported to `on_read` exactly once.
   void read_page(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
-                 const OnRead& on_read);
-  /// The batch readers over `refs`, reporting by index.
+                 const sync::UsageMarks& marks, const OnRead& on_read);
+  /// The batch readers over `refs`, reporting by index; `marks` nullptr: none carried.
   void read_indexed(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
-                    const OnPageRead& on_read);
+                    const sync::UsageMarks* marks, const OnPageRead& on_read);
 
   struct Cluster;
   std::unique_ptr<Cluster> m_cluster;

@@ -12,6 +12,7 @@
 #include "ceph/page_read.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
+#include "sync/usage_marks.hpp"
 
 namespace rbdsync::ceph {
 
@@ -26,9 +27,11 @@ using FallbackCounts = std::map<std::string, std::size_t>;
 enum class LibrbdFallback { allowed, refused };
 
 /// Reads `refs` of `pool` without opening them: one compound read of each header
-/// object (omap, watchers, cls lock info) and a read of its object map, `in_flight` at a
-/// time, decoded by header_decoder. An image it does not fully understand is read
-/// through librbd (read_image) instead and counted in `fallbacks`; with
+/// object (omap, watchers, cls lock info), then the object maps its usage needs,
+/// `in_flight` images at a time, decoded by header_decoder. An image of `marks` whose
+/// header still has its mark's version and whose lock no one holds comes with
+/// usage_carried and no map read (sync/usage_marks.hpp). An image it does not fully understand is
+/// read through librbd (read_image) instead and counted in `fallbacks`; with
 /// LibrbdFallback::refused, or when librbd is not permitted to open it either, it is
 /// reported failed. `rados` answers which config option names exist. Clones' parents and
 /// snapshots' clone v1 children are looked up through `links` (a cache for the whole
@@ -40,6 +43,7 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
                         bool exact_usage, const OnPageRead& on_read, FallbackCounts& fallbacks,
                         CloneLinks* links = nullptr,
                         LibrbdFallback librbd = LibrbdFallback::allowed,
-                        std::size_t in_flight = k_header_reads_in_flight);
+                        std::size_t in_flight = k_header_reads_in_flight,
+                        const sync::UsageMarks* marks = nullptr);
 
 }  // namespace rbdsync::ceph

@@ -183,6 +183,14 @@ struct Image {
   std::optional<Mirroring> mirroring;
   std::vector<ConfigOverride> config_overrides;  ///< sorted by name
   Usage usage;                                   ///< of the image head
+  /// The RADOS version of the header object read just before the object maps that gave
+  /// `usage` and the snapshots' usage (sync/usage_marks.hpp); none when usage came
+  /// another way (librbd, or no valid fast-diff map).
+  std::optional<std::uint64_t> usage_mark;
+  /// The usage of the head and of every snapshot was not read: it is what the stored
+  /// rows hold, read at `usage_mark`, which the header still has with no lock held. Its
+  /// `usage` fields are then empty and the sink keeps the stored ones.
+  bool usage_carried = false;
   std::vector<Watcher> watchers;
   std::vector<Locker> lockers;
   std::string lock_type;  ///< "exclusive" or "shared" when there are lockers, else ""

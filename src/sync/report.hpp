@@ -27,7 +27,10 @@ struct SyncReport {
   std::size_t pools = 0;    ///< pools read
   std::size_t images = 0;   ///< images read and stored
   std::size_t skipped = 0;  ///< images that vanished between listing and reading
-  StoreCounts counts;       ///< per kind of row: added, changed, removed, unchanged
+  /// Images whose stored usage was kept rather than their object maps read again: idle
+  /// since the last read (sync/usage_marks.hpp).
+  std::size_t usage_kept = 0;
+  StoreCounts counts;  ///< per kind of row: added, changed, removed, unchanged
   /// Images that could not be read even on a retry; their rows were kept, marked
   /// stale. Non-empty makes the run "partial".
   std::vector<StaleImage> stale;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "inventory/inventory.hpp"
+#include "sync/usage_marks.hpp"
 
 namespace rbdsync::sync {
 
@@ -63,6 +64,15 @@ struct SyncScope {
 class SinkTransaction {
  public:
   virtual ~SinkTransaction() = default;
+
+  /// The marks of the stored images whose usage was read from their object maps, as
+  /// the transaction found them when it began (sync/usage_marks.hpp). An image added
+  /// with usage_carried keeps the usage its stored rows hold (none stored: unknown).
+  /// A sink that keeps no marks has none, and every image's maps are read.
+  virtual const UsageMarks& usage_marks() const {
+    static const UsageMarks k_none;
+    return k_none;
+  }
 
   /// The pools the sync reads, once, before anything else.
   virtual void add_pools(const std::vector<inventory::Pool>& pools) = 0;

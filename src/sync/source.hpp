@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inventory/inventory.hpp"
+#include "sync/usage_marks.hpp"
 
 namespace rbdsync::sync {
 
@@ -100,8 +101,11 @@ class InventorySource {
   /// image created or removed while this runs may be met or not, as with any listing;
   /// a rename never makes one met twice or missed. When `on_read` throws (an
   /// interruption) or a cluster-level Error is thrown, the source lets the reads in
-  /// flight finish before the exception leaves this call.
-  virtual void read_pool_images(const inventory::Pool& pool, const OnRead& on_read) = 0;
+  /// flight finish before the exception leaves this call. An image of `marks` whose
+  /// header has not changed since and whose lock no one holds may come with
+  /// usage_carried rather than its object maps read again (sync/usage_marks.hpp).
+  virtual void read_pool_images(const inventory::Pool& pool, const UsageMarks& marks,
+                                const OnRead& on_read) = 0;
 
   /// How the images read so far were read; a source with one way says nothing.
   virtual ReadMethods read_methods() const { return {}; }

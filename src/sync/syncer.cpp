@@ -84,6 +84,9 @@ void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRea
         break;
       }
       ++report.images;
+      if (read.image.usage_carried) {
+        ++report.usage_kept;
+      }
       count_unknown(read.image, report.unknown);
       break;
     case ImageRead::Outcome::gone:
@@ -187,8 +190,11 @@ class SyncRun {
     // From here on the total is what was met: the count was taken before reading.
     m_total = m_done;
     m_report.read = m_source.read_methods();
-    spdlog::info("reading: {} images read, {} vanished, {} unreadable, in {:.3f}s", m_report.images,
-                 m_report.skipped, m_report.stale.size(), seconds_since(read_start));
+    spdlog::info(
+        "reading: {} images read ({} idle, their stored usage kept), {} vanished, {} unreadable, "
+        "in {:.3f}s",
+        m_report.images, m_report.usage_kept, m_report.skipped, m_report.stale.size(),
+        seconds_since(read_start));
     const UnknownCounts& unknown = m_report.unknown;
     if (unknown.total() > 0) {
       spdlog::info(
@@ -211,18 +217,19 @@ class SyncRun {
   /// for one retry after the pool; only their references are kept until then.
   void read_pool(const inventory::Pool& pool) {
     std::vector<inventory::ImageRef> retries;
-    m_source.read_pool_images(pool, [&](const inventory::ImageRef& ref, ImageRead read) {
-      if (read.outcome == ImageRead::Outcome::failed && read.retriable) {
-        // A lost reply or a busy OSD can fail one attempt; only a repeated failure is
-        // worth keeping the old rows for. Retried once the pool is done, one by one.
-        spdlog::debug("image {}: {}; retrying once", shown_path(pool, ref), read.error);
-        retries.push_back(ref);
-      } else {
-        apply(pool, ref, std::move(read), *m_transaction, m_trash_keys, m_report);
-        count_done();
-      }
-      check_interrupted();
-    });
+    m_source.read_pool_images(
+        pool, m_transaction->usage_marks(), [&](const inventory::ImageRef& ref, ImageRead read) {
+          if (read.outcome == ImageRead::Outcome::failed && read.retriable) {
+            // A lost reply or a busy OSD can fail one attempt; only a repeated failure is
+            // worth keeping the old rows for. Retried once the pool is done, one by one.
+            spdlog::debug("image {}: {}; retrying once", shown_path(pool, ref), read.error);
+            retries.push_back(ref);
+          } else {
+            apply(pool, ref, std::move(read), *m_transaction, m_trash_keys, m_report);
+            count_done();
+          }
+          check_interrupted();
+        });
     for (const inventory::ImageRef& ref : retries) {
       check_interrupted();
       apply(pool, ref, m_source.read_image(pool, ref), *m_transaction, m_trash_keys, m_report);

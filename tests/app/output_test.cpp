@@ -23,6 +23,7 @@ sync::SyncReport partial_report() {
   report.pools = 2;
   report.images = 7;
   report.skipped = 1;
+  report.usage_kept = 4;
   report.counts.pools = {1, 0, 0, 1};
   report.counts.namespaces = {0, 1, 0, 2};
   report.counts.images = {3, 2, 1, 4};
@@ -82,7 +83,7 @@ TEST(Output, JsonOfAPartialSyncIsUnchanged) {
             R"("image_id":"10ab2c","path":"rbd/tenant/db-1"}],"status":"partial",)"
             R"("trigger":"cron","unknown":{"children":0,"groups":0,"parents":1,"usage":2},)"
             R"("unreadable_pools":[{"error":"Operation not permitted","pool":"secret",)"
-            R"("pool_id":9}]})");
+            R"("pool_id":9}],"usage_kept":4})");
 }
 
 TEST(Output, JsonOfAnInterruptedRunSaysInterrupted) {

@@ -34,6 +34,7 @@ class FakeInventorySource : public sync::InventorySource {
   bool batch_in_reverse = false;
   std::size_t page_size = 1024;          ///< images per page of read_pool_images()
   std::vector<std::size_t> batch_sizes;  ///< images of each page read_pool_images() read
+  std::size_t marks_seen = 0;            ///< the usage marks read_pool_images() was given
   /// Added to `images` once the pools have been listed, before the first page is read:
   /// images created after the count.
   std::vector<inventory::Image> created_after_listing;
@@ -122,7 +123,11 @@ class FakeInventorySource : public sync::InventorySource {
     return listing;
   }
 
-  void read_pool_images(const inventory::Pool& pool, const OnRead& on_read) override {
+  /// As a source carries the usage of idle images: an image whose usage_mark is its
+  /// mark in `marks` comes with usage_carried and no usage.
+  void read_pool_images(const inventory::Pool& pool, const sync::UsageMarks& marks,
+                        const OnRead& on_read) override {
+    marks_seen = marks.size();
     images.insert(images.end(), created_after_listing.begin(), created_after_listing.end());
     created_after_listing.clear();
     images.erase(std::remove_if(images.begin(), images.end(),
@@ -137,7 +142,17 @@ class FakeInventorySource : public sync::InventorySource {
         std::reverse(page.begin(), page.end());
       }
       for (const auto& ref : page) {
-        on_read(ref, read_image(pool, ref));
+        sync::ImageRead read = read_image(pool, ref);
+        inventory::Image& image = read.image;
+        if (read.outcome == sync::ImageRead::Outcome::read && image.usage_mark &&
+            marks.find(pool.id, ref.pool_namespace, ref.image_id) == image.usage_mark) {
+          image.usage_carried = true;
+          image.usage = {};
+          for (inventory::Snapshot& snap : image.snapshots) {
+            snap.usage = {};
+          }
+        }
+        on_read(ref, std::move(read));
       }
       page.clear();
     };

@@ -26,6 +26,7 @@ class MemorySink : public sync::InventorySink {
   int stores = 0;
   int commits = 0;
   bool fail_on_commit = false;
+  sync::UsageMarks usage_marks;  ///< what its transactions' usage_marks() give
   /// Images whose values this sink cannot store, as PostgreSQL cannot a size past 2^63-1.
   std::set<std::string> unstorable_ids;
 
@@ -84,6 +85,7 @@ class MemorySink : public sync::InventorySink {
     void add_pools(const std::vector<inventory::Pool>& pools) override {
       m_seen.pools.insert(m_seen.pools.end(), pools.begin(), pools.end());
     }
+    const sync::UsageMarks& usage_marks() const override { return m_sink.usage_marks; }
     void add_namespace(const inventory::Namespace& ns) override { m_seen.namespaces.push_back(ns); }
     void add_image(const inventory::Image& image) override {
       // The database refuses a key twice; so does this.

@@ -65,7 +65,7 @@ class DirectoryPagerTest : public IntegrationTest {
     ceph::CephSource source(config());
     const inventory::Pool info = source.list_pools({pool}).pools.at(0);
     std::map<std::string, Listed> met;
-    source.read_pool_images(info, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
+    source.read_pool_images(info, {}, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
       EXPECT_TRUE(met[ref.pool_namespace].emplace(ref.image_id, ref.name).second)
           << "met twice: " << ref.name;
       if (reads != nullptr) {
@@ -175,7 +175,7 @@ TEST_F(DirectoryPagerTest, AnImageRemovedAfterItsPageWasListedIsReadAsGone) {
     ceph::CephSource source(config(reader));
     const inventory::Pool info = source.list_pools({pool}).pools.at(0);
     std::map<std::string, sync::ImageRead> reads;
-    source.read_pool_images(info, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
+    source.read_pool_images(info, {}, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
       if (reads.empty()) {
         EXPECT_NE(ref.image_id, victim_id);
         ceph.remove_image(pool, victim);

@@ -36,10 +36,11 @@ ceph::CephConfig config(ceph::ImageReader reader) {
 
 /// Every image of `pools`, read with read_pool_images(), by key.
 std::map<inventory::ImageKey, inventory::Image> read_all(ceph::CephSource& source,
-                                                         const std::vector<std::string>& pools) {
+                                                         const std::vector<std::string>& pools,
+                                                         const sync::UsageMarks& marks = {}) {
   std::map<inventory::ImageKey, inventory::Image> images;
   for (const inventory::Pool& pool : source.list_pools(pools).pools) {
-    source.read_pool_images(pool, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
+    source.read_pool_images(pool, marks, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
       EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read) << ref.name << ": " << read.error;
       images.emplace(read.image.key, std::move(read.image));
     });
@@ -455,6 +456,58 @@ TEST_F(ReaderDiffTest, SnapshotMapsReadWithTheHeaderOneByOneOrLostAreReadAsLibrb
   expect_identical(expected, got);
 }
 
+TEST_F(ReaderDiffTest, AnIdleImageKeepsItsUsageAndAWrittenOrLockedOneIsReadAgain) {
+  const std::string pool = unique_name("carry");
+  ceph.create_pool(pool);
+  for (const char* name : {"idle", "written", "locked"}) {
+    ceph.create_image(pool, name, 24 * k_mib);
+    ceph.write(pool, name, 0, 3 * k_mib);
+    ceph.snapshot(pool, name, "s1", /*protect=*/false);
+    ceph.write(pool, name, 8 * k_mib, k_mib);
+  }
+  ceph.create_image(pool, "no-fast-diff", 24 * k_mib, RBD_FEATURE_LAYERING);
+  // Holds the exclusive lock from before the first read to after the second: its header
+  // does not change meanwhile, but its holder may write the maps at any time.
+  const ImageHolder holder(pool, "", "locked");
+  ceph::CephSource direct(config(ceph::ImageReader::direct));
+  const auto first = read_all(direct, {pool});
+  sync::UsageMarks marks;
+  for (const auto& [key, image] : first) {
+    EXPECT_EQ(image.usage_carried, false) << image.name;
+    if (image.usage_mark) {
+      marks.add(key.pool_id, key.pool_namespace, key.image_id, *image.usage_mark);
+    }
+  }
+  marks.seal();
+  EXPECT_EQ(marks.size(), 3U);  // not the image without fast-diff: it has no map to skip
+  EXPECT_FALSE(image_named(first, "no-fast-diff").usage_mark);
+
+  ceph.write(pool, "written", 16 * k_mib, k_mib);  // takes and gives up the lock
+  const auto second = read_all(direct, {pool}, marks);
+  const inventory::Image idle = image_named(second, "idle");
+  EXPECT_TRUE(idle.usage_carried);
+  EXPECT_EQ(idle.usage_mark, image_named(first, "idle").usage_mark);
+  EXPECT_FALSE(idle.usage.used_bytes);
+  ASSERT_EQ(idle.snapshots.size(), 1U);
+  EXPECT_FALSE(idle.snapshots.at(0).usage.used_bytes);
+  for (const char* name : {"written", "locked", "no-fast-diff"}) {
+    EXPECT_FALSE(image_named(second, name).usage_carried) << name;
+  }
+  EXPECT_NE(image_named(second, "written").usage_mark, image_named(first, "written").usage_mark);
+  EXPECT_EQ(image_named(second, "locked").usage_mark, image_named(first, "locked").usage_mark);
+  // What was read again is what librbd reads now: the write shows.
+  ceph::CephSource librbd(config(ceph::ImageReader::librbd));
+  const auto expected = read_all(librbd, {pool});
+  // The head's usage is what changed since s1, in whole 4 MiB objects: one, then two.
+  EXPECT_EQ(image_named(first, "written").usage.used_bytes, 4 * k_mib);
+  EXPECT_EQ(image_named(expected, "written").usage.used_bytes, 8 * k_mib);
+  for (const char* name : {"written", "locked", "no-fast-diff"}) {
+    const inventory::Image want = image_named(expected, name);
+    const inventory::Image got = image_named(second, name);
+    EXPECT_EQ(got, want) << name << " differs:\n" << differences(want, got);
+  }
+}
+
 TEST_F(ReaderDiffTest, DirectReaderReadsASnapshotMirroredPoolItself) {
   // A DR-like pool: mirroring mode "image", snapshot-mode mirroring on most images, mirror
   // snapshots among user snapshots, in the default namespace and in a mirrored one. No
@@ -581,7 +634,7 @@ TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
       }
     } else {
       // Paged listing included.
-      source.read_pool_images(pools.at(0),
+      source.read_pool_images(pools.at(0), {},
                               [&](const inventory::ImageRef&, sync::ImageRead r) { count(r); });
     }
     seconds[what] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

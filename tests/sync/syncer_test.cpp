@@ -73,6 +73,18 @@ TEST_F(SyncerTest, ResyncOfAnUnchangedClusterChangesNothing) {
   EXPECT_EQ(sink.stores, 2);
 }
 
+TEST_F(SyncerTest, TheSinksUsageMarksReachTheSourceAndKeptUsagesAreCounted) {
+  source.images[0].usage_mark = 7;  // a: idle since its mark
+  source.images[1].usage_mark = 9;  // b: its header changed since (the sink has 8)
+  sink.usage_marks.add(1, "", "id-a", 7);
+  sink.usage_marks.add(1, "", "id-b", 8);
+  sink.usage_marks.seal();
+  const SyncReport report = sync();
+  EXPECT_EQ(source.marks_seen, 2U);
+  EXPECT_EQ(report.usage_kept, 1U);
+  EXPECT_EQ(report.images, 3U);
+}
+
 TEST_F(SyncerTest, ImageDeletedFromCephIsRemoved) {
   sync();
   source.images.erase(source.images.begin() + 1);  // "b"

@@ -5,7 +5,9 @@
 /// the SQL statements name (Table) and the rows COPYed into it both come from that one
 /// list, so a column's name and its value cannot drift apart.
 
+#include <algorithm>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,17 +52,29 @@ void add_values(const ColumnList<In>& columns, const In& in, Row& row) {
   }
 }
 
+/// A staging-only boolean column (Table::keep_flag): true in a row whose `kept` value
+/// columns were not read again and keep what the stored row holds.
+template <typename In>
+struct KeepFlag {
+  const char* name = nullptr;  ///< none: the table keeps nothing
+  bool (*value)(const In&) = nullptr;
+  std::vector<const char*> kept;  ///< names of value columns
+};
+
 /// An inventory table of schema rbdsync: its rows begin with the cluster's fsid, which
-/// every `In` carries, then the keys, then the values.
+/// every `In` carries, then the keys, then the values, then the keep flag if any.
 template <typename In>
 struct Columns {
   const char* name;
   ColumnList<In> keys;  ///< after fsid
   ColumnList<In> values;
   bool per_image = false;
+  KeepFlag<In> keep;
 
   Table table() const {
-    Table table{name, {}, {}, per_image, {}};
+    Table table;
+    table.name = name;
+    table.per_image = per_image;
     const ColumnList<In> fsid{fsid_column()};
     for (const Column<In>& column : keys) {
       table.keys.emplace_back(column.name);
@@ -69,15 +83,30 @@ struct Columns {
       table.values.emplace_back(column.name);
     }
     table.types = column_types<In>({&fsid, &keys, &values});
+    if (keep.name != nullptr) {
+      table.keep_flag = keep.name;
+    }
+    for (const char* kept : keep.kept) {
+      // A declaration error, met by the first sync and by every test of the table.
+      if (keep.name == nullptr ||
+          std::find(table.values.begin(), table.values.end(), kept) == table.values.end()) {
+        throw std::logic_error(std::string(name) + "." + kept +
+                               " is kept, but is no value column or there is no keep flag");
+      }
+      table.kept.emplace_back(kept);
+    }
     return table;
   }
 
   Row row(const In& in) const {
     Row row;
-    row.reserve(1 + keys.size() + values.size());
+    row.reserve(1 + keys.size() + values.size() + (keep.name != nullptr ? 1 : 0));
     row.push_back(fsid_column().value(in));
     add_values(keys, in, row);
     add_values(values, in, row);
+    if (keep.name != nullptr) {
+      row.push_back(std::string(keep.value(in) ? "t" : "f"));
+    }
     return row;
   }
 

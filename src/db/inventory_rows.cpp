@@ -2,6 +2,8 @@
 
 #include <ctime>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -89,6 +91,21 @@ Field used_unknown_reason(const inventory::Usage& usage) {
     return std::nullopt;
   }
   return usage.unknown_reason.empty() ? std::string("unknown") : usage.unknown_reason;
+}
+
+/// The usage of a carried image and of its snapshots, as a row with none stored gets it:
+/// the source did not read it, the stored one it meant to keep is not there (a row
+/// removed since the sync began, or a mark met by a key collision, usage_marks.hpp),
+/// and the NULL usage_mark makes the next sync read it. A stored row keeps its own
+/// (TableSync's kept columns).
+constexpr const char* k_not_kept_reason = "not read: no stored usage to keep";
+
+Field used_bytes_of(const Image& image, const inventory::Usage& usage, const std::string& what) {
+  return image.usage_carried ? std::nullopt : used_bytes(usage, what);
+}
+
+Field used_unknown_reason_of(const Image& image, const inventory::Usage& usage) {
+  return image.usage_carried ? Field(k_not_kept_reason) : used_unknown_reason(usage);
 }
 
 /// A JSON array of one object per item, as `entry` makes it.
@@ -206,7 +223,8 @@ const Columns<PoolInput>& pool_columns() {
         }},
        {"mirror_mode", "text", k_not_null, [](const In& in) { return text(in.pool.mirror_mode); }},
        {"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.pool.name); }}},
-      false};
+      false,
+      {}};
   return columns;
 }
 
@@ -217,7 +235,8 @@ const Columns<NamespaceInput>& namespace_columns() {
       {{"pool_id", "bigint", k_not_null, [](const In& in) { return number(in.ns.pool_id); }},
        {"name", "text", k_not_null, [](const In& in) { return text(in.ns.name); }}},
       {{"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.ns.name); }}},
-      false};
+      false,
+      {}};
   return columns;
 }
 
@@ -400,9 +419,17 @@ ColumnList<ImageInput> image_state_columns() {
   return {
       {"config_overrides", "jsonb", k_nullable, [](const In& in) { return config_json(in.image); }},
       {"used_bytes", "bigint", k_nullable,
-       [](const In& in) { return used_bytes(in.image.usage, in.what); }},
+       [](const In& in) { return used_bytes_of(in.image, in.image.usage, in.what); }},
       {"used_unknown_reason", "text", k_nullable,
-       [](const In& in) { return used_unknown_reason(in.image.usage); }},
+       [](const In& in) { return used_unknown_reason_of(in.image, in.image.usage); }},
+      // The header version at which used_bytes was read (sync/usage_marks.hpp), as the
+      // signed bigint with the same 64 bits, like the masks. Carried: the stored one is
+      // kept, and a row with none stored gets none.
+      {"usage_mark", "bigint", k_nullable,
+       [](const In& in) {
+         const auto& mark = in.image.usage_mark;
+         return mark && !in.image.usage_carried ? mask(*mark) : Field();
+       }},
       {"watchers", "jsonb", k_nullable, [](const In& in) { return watchers_json(in.image); }},
       {"lockers", "jsonb", k_nullable, [](const In& in) { return lockers_json(in.image); }},
       {"lock_type", "text", k_nullable,
@@ -423,13 +450,20 @@ ColumnList<In> joined(std::initializer_list<ColumnList<In>> lists) {
   return all;
 }
 
+/// Staged only: the image's usage was carried, not read (Image::usage_carried), so its
+/// rows keep the stored usage.
+template <typename In>
+KeepFlag<In> usage_carried(std::vector<const char*> kept) {
+  return {"usage_carried", [](const In& in) { return in.image.usage_carried; }, std::move(kept)};
+}
+
 const Columns<ImageInput>& image_columns() {
   // The columns that can overflow a bigint come in the order of the messages of old.
   static const Columns<ImageInput> columns{
       "images", image_key_columns<ImageInput>(),
       joined({image_shape_columns(), image_layout_columns(), parent_columns(), group_columns(),
               migration_and_mirror_columns(), image_state_columns()}),
-      true};
+      true, usage_carried<ImageInput>({"used_bytes", "used_unknown_reason", "usage_mark"})};
   return columns;
 }
 
@@ -454,9 +488,9 @@ const Columns<SnapshotInput>& snapshot_columns() {
           return in.snap.children ? bigint(*in.snap.children, in.what, " children") : Field();
         }},
        {"used_bytes", "bigint", k_nullable,
-        [](const In& in) { return used_bytes(in.snap.usage, in.what); }},
+        [](const In& in) { return used_bytes_of(in.image, in.snap.usage, in.what); }},
        {"used_unknown_reason", "text", k_nullable,
-        [](const In& in) { return used_unknown_reason(in.snap.usage); }},
+        [](const In& in) { return used_unknown_reason_of(in.image, in.snap.usage); }},
        {"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.snap.name); }},
        {"children_unknown_reason", "text", k_nullable,
         [](const In& in) -> Field {
@@ -466,7 +500,8 @@ const Columns<SnapshotInput>& snapshot_columns() {
           const std::string& reason = in.snap.children_unknown_reason;
           return reason.empty() ? std::string("unknown") : text(reason);
         }}},
-      true};
+      true,
+      usage_carried<In>({"used_bytes", "used_unknown_reason"})};
   return columns;
 }
 
@@ -485,7 +520,8 @@ const Columns<TrashInput>& trash_columns() {
        {"deferment_end_time", "timestamp with time zone", k_not_null,
         [](const In& in) -> Field { return timestamp_text(in.entry.deferment_end_time); }},
        {"name_bytes", "bytea", k_nullable, [](const In& in) { return name_bytes(in.entry.name); }}},
-      false};
+      false,
+      {}};
   return columns;
 }
 
@@ -549,7 +585,11 @@ const Table& namespaces_table() {
 }
 
 const Table& images_table() {
-  static const Table table = image_columns().table();
+  static const Table table = [] {
+    Table images = image_columns().table();
+    images.bookkeeping = {"usage_mark"};
+    return images;
+  }();
   return table;
 }
 

@@ -19,6 +19,7 @@
 #include "db/staging.hpp"
 #include "db/table_sync.hpp"
 #include "db/usage_history.hpp"
+#include "sync/usage_marks.hpp"
 
 namespace rbdsync::db {
 
@@ -54,11 +55,39 @@ std::array<StagingTable, k_staged_kinds> create_staging_tables(pqxx::work& work)
   const std::array<const Table*, k_staged_kinds> kinds{
       &pools_table(), &namespaces_table(), &images_table(), &snapshots_table(), &trash_table()};
   for (std::size_t k = 0; k < k_staged_kinds; ++k) {
-    tables[k] = StagingTable{staging_name(*kinds[k]), kinds[k]->types};
+    tables[k] = StagingTable{staging_name(*kinds[k]), staging_types(*kinds[k])};
     create_staging_table(work, tables[k].name, tables[k].columns);
   }
   create_staging_table(work, k_stale_images_table, stale_image_types());
   return tables;
+}
+
+/// The marks of the cluster's stored images whose usage was read from their object maps
+/// (sync/usage_marks.hpp), as `work` sees them. Through a cursor, a chunk at a time: a
+/// million images would be a result of ~100 MB in libpq, against the 16 MiB of the marks.
+sync::UsageMarks load_usage_marks(pqxx::work& work, const std::string& fsid) {
+  constexpr int k_chunk_rows = 20000;
+  sync::UsageMarks marks;
+  work.exec(
+      "DECLARE usage_marks NO SCROLL CURSOR FOR SELECT pool_id, namespace, image_id, usage_mark "
+      "FROM rbdsync.images WHERE fsid = " +
+      work.quote(fsid) + " AND usage_mark IS NOT NULL");
+  const std::string fetch = "FETCH " + std::to_string(k_chunk_rows) + " FROM usage_marks";
+  for (;;) {
+    const pqxx::result chunk = work.exec(fetch);
+    for (const pqxx::row& row : chunk) {
+      // Stored as the signed bigint with the same 64 bits (inventory_rows.cpp).
+      marks.add(row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(),
+                static_cast<std::uint64_t>(row[3].as<std::int64_t>()));
+    }
+    if (chunk.size() < static_cast<std::size_t>(k_chunk_rows)) {
+      break;
+    }
+  }
+  work.exec("CLOSE usage_marks");
+  marks.seal();
+  spdlog::debug("usage marks: {} stored image(s) may keep their usage", marks.size());
+  return marks;
 }
 
 /// One sync's transaction, open from begin() to commit() or destruction. Rows go to its
@@ -74,7 +103,10 @@ class PgTransaction : public sync::SinkTransaction {
         m_name(std::move(name)),
         m_run_id(std::move(run_id)),
         m_work(connection, "rbd-sync"),
+        m_usage_marks(load_usage_marks(m_work, m_fsid)),
         m_stager(m_work, create_staging_tables(m_work), batch_bytes) {}
+
+  const sync::UsageMarks& usage_marks() const override { return m_usage_marks; }
 
   void add_pools(const std::vector<inventory::Pool>& pools) override {
     for (const inventory::Pool& pool : pools) {
@@ -270,6 +302,8 @@ class PgTransaction : public sync::SinkTransaction {
   std::string m_run_id;
   std::vector<std::int64_t> m_pool_ids;
   pqxx::work m_work;
+  // Between the two: read in the transaction before the stager's writer takes it over.
+  sync::UsageMarks m_usage_marks;
   // After m_work: destroyed first, while the transaction is still there.
   RowStager m_stager;
   bool m_stored = false;

@@ -1,5 +1,6 @@
 #include "db/table_sync.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include <pqxx/tablewriter>
@@ -80,6 +81,14 @@ std::string staging_name(const Table& table) {
   return "seen_" + table.name;
 }
 
+std::vector<ColumnType> staging_types(const Table& table) {
+  std::vector<ColumnType> types = table.types;
+  if (!table.keep_flag.empty()) {
+    types.push_back(ColumnType{table.keep_flag, "boolean", true});
+  }
+  return types;
+}
+
 void create_staging_table(pqxx::work& work, const std::string& name,
                           const std::vector<ColumnType>& columns) {
   std::string definitions;
@@ -125,6 +134,15 @@ std::string TableSync::key_match(const char* stored, const char* seen) const {
   return text;
 }
 
+std::string TableSync::seen_value(const std::string& column) const {
+  const std::vector<std::string>& kept = m_table.kept;
+  if (std::find(kept.begin(), kept.end(), column) == kept.end()) {
+    return "s." + quoted(column);
+  }
+  return "CASE WHEN s." + quoted(m_table.keep_flag) + " THEN t." + quoted(column) + " ELSE s." +
+         quoted(column) + " END";
+}
+
 void TableSync::analyze_staged() {
   // Without statistics the planner guesses a handful of rows and may pick nested
   // loops over thousands. Only the key's columns: the joins are planned on them alone,
@@ -136,17 +154,45 @@ void TableSync::analyze_staged() {
 void TableSync::upsert() {
   const std::string table = "rbdsync." + m_table.name;
   if (!m_table.values.empty()) {
+    // A kept column's seen value is the stored one (seen_value()), in the comparison as
+    // in the SET: a row whose other values are equal is neither rewritten nor counted.
     std::string set;
+    std::string seen;
+    std::vector<std::string> shown;  // the values but bookkeeping
+    std::string shown_seen;
     for (const std::string& value : m_table.values) {
-      set += quoted(value) + " = s." + quoted(value) + ", ";
+      set += quoted(value) + " = " + seen_value(value) + ", ";
+      seen += (seen.empty() ? "" : ", ") + seen_value(value);
+      const auto& own = m_table.bookkeeping;
+      if (std::find(own.begin(), own.end(), value) == own.end()) {
+        shown.push_back(value);
+        shown_seen += (shown_seen.empty() ? "" : ", ") + seen_value(value);
+      }
     }
-    set += "updated_at = now()";
-    const pqxx::result updated =
-        m_work.exec("UPDATE " + table + " AS t SET " + set + " FROM " + staging_name(m_table) +
-                    " AS s WHERE " + key_match("t", "s") + " AND (" + joined(m_table.values, "t.") +
-                    ") IS DISTINCT FROM (" + joined(m_table.values, "s.") + ")");
-    m_counts.changed = updated.affected_rows();
+    const std::string update_differing = " FROM " + staging_name(m_table) + " AS s WHERE " +
+                                         key_match("t", "s") + " AND (" +
+                                         joined(m_table.values, "t.") + ") IS DISTINCT FROM (" +
+                                         seen + ")";
+    if (m_table.bookkeeping.empty()) {
+      m_counts.changed =
+          m_work.exec("UPDATE " + table + " AS t SET " + set + "updated_at = now()" +
+                      update_differing)
+              .affected_rows();
+    } else {
+      // Only a row whose shown values differ moves its updated_at to now(), the
+      // transaction's start, which no earlier transaction's row can hold: that tells the
+      // changed rows among those written, in the one statement.
+      const pqxx::row changed = m_work.exec1(
+          "WITH written AS (UPDATE " + table + " AS t SET " + set + "updated_at = CASE WHEN (" +
+          joined(shown, "t.") + ") IS DISTINCT FROM (" + shown_seen +
+          ") THEN now() ELSE t.updated_at END" + update_differing +
+          " RETURNING t.updated_at = now() AS shown_changed) "
+          "SELECT count(*) FILTER (WHERE shown_changed) FROM written");
+      m_counts.changed = changed[0].as<std::size_t>();
+    }
   }
+  // New rows take the staged values as they are: with nothing stored to keep, a kept
+  // column holds what the staged row says of that (e.g. usage unknown, not read).
   const std::string columns = joined(all_columns(m_table));
   const pqxx::result inserted = m_work.exec(
       "INSERT INTO " + table + " (" + columns + ") SELECT " + joined(all_columns(m_table), "s.") +

@@ -41,6 +41,18 @@ struct Table {
   bool per_image = false;
   /// fsid, the keys and the values, in that order, with the types sql/ gives them.
   std::vector<ColumnType> types;
+  /// A boolean column of the staging table only, after `types` in its rows: a staged
+  /// row with it true was not read again for the `kept` columns, which then keep what
+  /// the stored row holds (a row with none stored gets the staged values). Empty when
+  /// the table has no such column.
+  std::string keep_flag;
+  /// Among `values`: the columns `keep_flag` keeps.
+  std::vector<std::string> kept;
+  /// Among `values`: the sync's own bookkeeping, which the console does not show (the
+  /// images' usage_mark). Written when it differs, but a row whose other values are
+  /// equal is not counted changed and keeps its updated_at: switching readers, or a
+  /// header whose lock was taken and given back, changes nothing anyone sees.
+  std::vector<std::string> bookkeeping;
 };
 
 /// `row` as one line of COPY text format: tab-separated, \N for NULL, backslash escapes.
@@ -50,6 +62,9 @@ void append_copy_line(std::string& line, const Row& row);
 
 /// The staging table of `table`: "seen_<name>".
 std::string staging_name(const Table& table);
+
+/// The columns of `table`'s staging table: its `types`, then its keep flag if it has one.
+std::vector<ColumnType> staging_types(const Table& table);
 
 /// Creates the temporary table `name` of `columns`, dropped when the transaction ends.
 /// Without keys, foreign keys or checks: the staged rows are checked when they reach the
@@ -72,9 +87,10 @@ struct DeleteScope {
 };
 
 /// The work on one table inside the sync's transaction, once its `staged` rows (fsid
-/// first, then keys, then values) are in its staging table. Call analyze_staged(), then
-/// upsert() (parents before children, for the foreign keys), then remove() (children
-/// first, so each kind counts its own removals rather than losing them to a cascade).
+/// first, then keys, then values, then the keep flag) are in its staging table. Call
+/// analyze_staged(), then upsert() (parents before children, for the foreign keys),
+/// then remove() (children first, so each kind counts its own removals rather than
+/// losing them to a cascade).
 class TableSync {
  public:
   TableSync(pqxx::work& work, Table table, std::size_t staged);
@@ -83,7 +99,9 @@ class TableSync {
   void analyze_staged();
 
   /// Updates stored rows whose values differ and inserts new ones; sets added,
-  /// changed and unchanged of the result.
+  /// changed and unchanged of the result. A staged row with its keep flag set compares
+  /// and writes the stored row's own values in the kept columns: kept and otherwise
+  /// equal, it is unchanged and not rewritten.
   void upsert();
 
   /// Deletes stored rows in `scope` that were not staged, except (for per-image
@@ -94,6 +112,8 @@ class TableSync {
 
  private:
   std::string key_match(const char* stored, const char* seen) const;
+  /// What a staged row `s` gives `column` of the stored row `t`.
+  std::string seen_value(const std::string& column) const;
 
   pqxx::work& m_work;
   Table m_table;

@@ -31,6 +31,9 @@ void expect_columns(const Table& table, const Row& row, const Expected& expected
   std::vector<std::string> names{"fsid"};
   names.insert(names.end(), table.keys.begin(), table.keys.end());
   names.insert(names.end(), table.values.begin(), table.values.end());
+  if (!table.keep_flag.empty()) {
+    names.push_back(table.keep_flag);  // staged only, last
+  }
   ASSERT_EQ(row.size(), names.size()) << table.name;
   std::set<std::string> unused;
   for (const auto& entry : expected) {
@@ -98,6 +101,7 @@ inventory::Image image_with_everything_known() {
   image.mirroring = inventory::Mirroring{"snapshot", "enabled", "global-a", true};
   image.config_overrides = {{"rbd_qos_iops_limit", "100"}};
   image.usage.used_bytes = 1000007;
+  image.usage_mark = 0xfffffffffffffff9;  // beyond a bigint: stored with the same 64 bits
   image.watchers = {{"10.0.0.1:0/1", 4123, 99}};
   image.lockers = {{"client.4124", "auto 1", "10.0.0.2:0/2"}};
   image.lock_type = "exclusive";
@@ -158,6 +162,8 @@ TEST(ImageColumns, EachColumnHoldsTheValueItsNameSays) {
        {"config_overrides", R"({"rbd_qos_iops_limit":"100"})"},
        {"used_bytes", "1000007"},
        {"used_unknown_reason", std::nullopt},
+       {"usage_mark", "-7"},
+       {"usage_carried", "f"},
        {"watchers", R"([{"address":"10.0.0.1:0/1","client":4123,"cookie":99}])"},
        {"lockers", R"([{"address":"10.0.0.2:0/2","id":"auto 1","locker":"client.4124"}])"},
        {"lock_type", "exclusive"},
@@ -186,6 +192,7 @@ TEST(ImageColumns, EachColumnHoldsTheValueItsNameSaysWhenValuesAreUnknownOrAbsen
   image.mirroring.reset();
   image.config_overrides.clear();
   image.usage = {std::nullopt, "fast-diff disabled"};
+  image.usage_mark.reset();
   image.watchers.clear();
   image.lockers.clear();
   image.lock_type.clear();
@@ -238,6 +245,8 @@ TEST(ImageColumns, EachColumnHoldsTheValueItsNameSaysWhenValuesAreUnknownOrAbsen
                   {"config_overrides", "{}"},
                   {"used_bytes", std::nullopt},
                   {"used_unknown_reason", "fast-diff disabled"},
+                  {"usage_mark", std::nullopt},
+                  {"usage_carried", "f"},
                   {"watchers", "[]"},
                   {"lockers", "[]"},
                   {"lock_type", std::nullopt},
@@ -301,7 +310,8 @@ TEST(SnapshotColumns, EachColumnHoldsTheValueItsNameSays) {
                   {"used_bytes", "2000002"},
                   {"used_unknown_reason", std::nullopt},
                   {"name_bytes", "\\x736e61702dfd"},
-                  {"children_unknown_reason", std::nullopt}});
+                  {"children_unknown_reason", std::nullopt},
+                  {"usage_carried", "f"}});
   expect_columns(snapshots_table(), rows[1],
                  {{"fsid", k_fsid},
                   {"pool_id", "21"},
@@ -317,7 +327,8 @@ TEST(SnapshotColumns, EachColumnHoldsTheValueItsNameSays) {
                   {"used_bytes", std::nullopt},
                   {"used_unknown_reason", "fast-diff invalid"},
                   {"name_bytes", std::nullopt},
-                  {"children_unknown_reason", "not permitted: children"}});
+                  {"children_unknown_reason", "not permitted: children"},
+                  {"usage_carried", "f"}});
 }
 
 TEST(PoolColumns, EachColumnHoldsTheValueItsNameSays) {

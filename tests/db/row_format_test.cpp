@@ -50,7 +50,8 @@ TEST(ImageRows, HaveOneFieldPerColumn) {
   image.key = {1, "", "abc"};
   image.usage.unknown_reason = "fast-diff disabled";
   const auto row = image_row("00000000-0000-4000-8000-000000000001", image);
-  EXPECT_EQ(row.size(), 1 + images_table().keys.size() + images_table().values.size());
+  EXPECT_EQ(row.size(), 1 + images_table().keys.size() + images_table().values.size() + 1);
+  EXPECT_EQ(row.size(), staging_types(images_table()).size());
 }
 
 TEST(ImageRows, UsageIsEitherAValueOrAReason) {
@@ -145,7 +146,58 @@ TEST(SnapshotRows, HaveOneFieldPerColumnAndOneRowPerSnapshot) {
   image.snapshots.resize(2);
   const auto rows = snapshot_rows("f", image);
   ASSERT_EQ(rows.size(), 2U);
-  EXPECT_EQ(rows[0].size(), 1 + snapshots_table().keys.size() + snapshots_table().values.size());
+  EXPECT_EQ(rows[0].size(),
+            1 + snapshots_table().keys.size() + snapshots_table().values.size() + 1);
+  EXPECT_EQ(rows[0].size(), staging_types(snapshots_table()).size());
+}
+
+TEST(KeepFlag, IsAStagedBooleanAfterTheRealColumnsOfImagesAndSnapshotsOnly) {
+  for (const Table* table : {&images_table(), &snapshots_table()}) {
+    const std::vector<ColumnType> staged = staging_types(*table);
+    ASSERT_EQ(staged.size(), table->types.size() + 1) << table->name;
+    EXPECT_EQ(staged.back().name, "usage_carried") << table->name;
+    EXPECT_EQ(staged.back().sql_type, "boolean") << table->name;
+    EXPECT_TRUE(staged.back().not_null) << table->name;
+    EXPECT_EQ(table->keep_flag, "usage_carried") << table->name;
+  }
+  EXPECT_EQ(images_table().kept,
+            (std::vector<std::string>{"used_bytes", "used_unknown_reason", "usage_mark"}));
+  EXPECT_EQ(snapshots_table().kept,
+            (std::vector<std::string>{"used_bytes", "used_unknown_reason"}));
+  for (const Table* table : {&pools_table(), &namespaces_table(), &trash_table()}) {
+    EXPECT_TRUE(table->keep_flag.empty()) << table->name;
+    EXPECT_TRUE(table->kept.empty()) << table->name;
+    EXPECT_EQ(staging_types(*table).size(), table->types.size()) << table->name;
+  }
+}
+
+TEST(ImageRows, CarriedUsageIsStagedAsUnknownWithoutAMarkForARowWithNoneToKeep) {
+  inventory::Image image;
+  image.key = {1, "", "abc"};
+  image.usage_carried = true;
+  image.usage_mark = 7;
+  image.snapshots.resize(1);
+  const Table& table = images_table();
+  const auto row = image_row("f", image);
+  EXPECT_EQ(row[column_at(table, "used_bytes")], std::nullopt);
+  EXPECT_EQ(row[column_at(table, "used_unknown_reason")],
+            std::optional<std::string>("not read: no stored usage to keep"));
+  EXPECT_EQ(row[column_at(table, "usage_mark")], std::nullopt);
+  EXPECT_EQ(row.back(), std::optional<std::string>("t"));
+  const auto snapshots = snapshot_rows("f", image);
+  ASSERT_EQ(snapshots.size(), 1U);
+  EXPECT_EQ(snapshots[0][column_at(snapshots_table(), "used_bytes")], std::nullopt);
+  EXPECT_EQ(snapshots[0][column_at(snapshots_table(), "used_unknown_reason")],
+            std::optional<std::string>("not read: no stored usage to keep"));
+  EXPECT_EQ(snapshots[0].back(), std::optional<std::string>("t"));
+
+  // Read, not carried: the mark goes with the usage read.
+  image.usage_carried = false;
+  image.usage.used_bytes = 4096;
+  const auto read = image_row("f", image);
+  EXPECT_EQ(read[column_at(table, "used_bytes")], std::optional<std::string>("4096"));
+  EXPECT_EQ(read[column_at(table, "usage_mark")], std::optional<std::string>("7"));
+  EXPECT_EQ(read.back(), std::optional<std::string>("f"));
 }
 
 TEST(PoolRows, RefuseCountersBeyondBigint) {

@@ -1,0 +1,12 @@
+-- Usage carried over idle images. See docs/schema.md, images, "Usage".
+--
+-- usage_mark is the sync's own bookkeeping, not for the console: the RADOS version of
+-- the image's header object just before the object maps that gave used_bytes (and the
+-- snapshots' used_bytes) were read. A later sync that finds the header at the same
+-- version, with no one holding the image's lock, knows the maps did not change and
+-- keeps the stored usage instead of reading them again. NULL when the usage came
+-- another way (unknown, --exact-usage, librbd) or was never read: the next sync reads
+-- it. Stored as the signed bigint with the same 64 bits, like the feature masks.
+--
+-- Not added to the console_* views (007), which stay as they were made.
+ALTER TABLE rbdsync.images ADD COLUMN usage_mark bigint;

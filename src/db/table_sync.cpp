@@ -169,25 +169,24 @@ void TableSync::upsert() {
         shown_seen += (shown_seen.empty() ? "" : ", ") + seen_value(value);
       }
     }
-    const std::string update_differing = " FROM " + staging_name(m_table) + " AS s WHERE " +
-                                         key_match("t", "s") + " AND (" +
-                                         joined(m_table.values, "t.") + ") IS DISTINCT FROM (" +
-                                         seen + ")";
+    const std::string update_differing =
+        " FROM " + staging_name(m_table) + " AS s WHERE " + key_match("t", "s") + " AND (" +
+        joined(m_table.values, "t.") + ") IS DISTINCT FROM (" + seen + ")";
     if (m_table.bookkeeping.empty()) {
-      m_counts.changed =
-          m_work.exec("UPDATE " + table + " AS t SET " + set + "updated_at = now()" +
-                      update_differing)
-              .affected_rows();
+      m_counts.changed = m_work
+                             .exec("UPDATE " + table + " AS t SET " + set + "updated_at = now()" +
+                                   update_differing)
+                             .affected_rows();
     } else {
       // Only a row whose shown values differ moves its updated_at to now(), the
       // transaction's start, which no earlier transaction's row can hold: that tells the
       // changed rows among those written, in the one statement.
-      const pqxx::row changed = m_work.exec1(
-          "WITH written AS (UPDATE " + table + " AS t SET " + set + "updated_at = CASE WHEN (" +
-          joined(shown, "t.") + ") IS DISTINCT FROM (" + shown_seen +
-          ") THEN now() ELSE t.updated_at END" + update_differing +
-          " RETURNING t.updated_at = now() AS shown_changed) "
-          "SELECT count(*) FILTER (WHERE shown_changed) FROM written");
+      const pqxx::row changed =
+          m_work.exec1("WITH written AS (UPDATE " + table + " AS t SET " + set +
+                       "updated_at = CASE WHEN (" + joined(shown, "t.") + ") IS DISTINCT FROM (" +
+                       shown_seen + ") THEN now() ELSE t.updated_at END" + update_differing +
+                       " RETURNING t.updated_at = now() AS shown_changed) "
+                       "SELECT count(*) FILTER (WHERE shown_changed) FROM written");
       m_counts.changed = changed[0].as<std::size_t>();
     }
   }

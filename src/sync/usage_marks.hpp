@@ -37,23 +37,22 @@ class UsageMarks {
     m_marks.emplace_back(key(pool_id, pool_namespace, image_id), header_version);
   }
 
-  /// Sorts the marks and drops every key met more than once.
+  /// Sorts the marks and drops every key met more than once. In place: a copy would be
+  /// another 16 MiB at a million images.
   void seal() {
     std::sort(m_marks.begin(), m_marks.end());
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> unique;
-    unique.reserve(m_marks.size());
+    std::size_t kept = 0;
     for (std::size_t at = 0; at < m_marks.size();) {
       std::size_t end = at + 1;
       while (end < m_marks.size() && m_marks[end].first == m_marks[at].first) {
         ++end;
       }
       if (end == at + 1) {
-        unique.push_back(m_marks[at]);
+        m_marks[kept++] = m_marks[at];
       }
       at = end;
     }
-    unique.shrink_to_fit();
-    m_marks = std::move(unique);
+    m_marks.resize(kept);
   }
 
   /// The header version stored with the image's usage; none when it has none.

@@ -481,12 +481,14 @@ class Assembler {
   /// where a map in the range is invalid, and for every snapshot that is not a user's.
   OrFallback<Image> snapshots_and_usage(Slot& slot, const DecodedHeader& header, Image out) {
     const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
-    if (fast_diff) {
-      out.usage_mark = slot.header_done->get_version64();
-    }
+    const std::uint64_t header_version = slot.header_done->get_version64();
     if (slot.usage_carried) {
+      out.usage_mark = header_version;
       return carried_usage(header, std::move(out));
     }
+    // Marked only when the maps gave every usage: a usage left unknown (an invalid map)
+    // is not kept, so that a later --exact-usage computes it.
+    bool maps_gave_all = fast_diff;
     std::uint64_t range_flags = 0;
     std::vector<std::uint8_t> previous_states;
     SizedObjectMap previous;  // of the last user snapshot; states nullptr before one
@@ -510,6 +512,7 @@ class Assembler {
         return usage.carry<Image>();
       }
       row.value->usage = std::move(usage.value->first);
+      maps_gave_all = maps_gave_all && row.value->usage.used_bytes.has_value();
       previous_states = std::move(usage.value->second);
       previous = {previous_states.empty() ? nullptr : &previous_states, snap.size_bytes};
       between.clear();
@@ -534,6 +537,9 @@ class Assembler {
       return usage.carry<Image>();
     }
     out.usage = std::move(usage.value->first);
+    if (maps_gave_all && out.usage.used_bytes) {
+      out.usage_mark = header_version;
+    }
     return OrFallback<Image>::of(std::move(out));
   }
 

@@ -184,8 +184,8 @@ struct Image {
   std::vector<ConfigOverride> config_overrides;  ///< sorted by name
   Usage usage;                                   ///< of the image head
   /// The RADOS version of the header object read just before the object maps that gave
-  /// `usage` and the snapshots' usage (sync/usage_marks.hpp); none when usage came
-  /// another way (librbd, or no valid fast-diff map).
+  /// `usage` and the snapshots' usage (sync/usage_marks.hpp); none when any of them
+  /// came another way (librbd) or is unknown (no valid fast-diff map).
   std::optional<std::uint64_t> usage_mark;
   /// The usage of the head and of every snapshot was not read: it is what the stored
   /// rows hold, read at `usage_mark`, which the header still has with no lock held. Its

@@ -25,10 +25,11 @@ namespace rbdsync::sync {
 
 /// Image -> header version, for the images of a cluster whose stored usage was read from
 /// their object maps. Held as a sorted vector of 16-byte entries, so a million images
-/// cost 16 MiB, not a map of strings. Keys are 64-bit hashes: two images whose keys
-/// collide are both dropped (read again), and an image that takes another's entry by a
-/// collision (odds ~1e-7 at a million images) gets its usage stored as unknown, never
-/// another image's (the sink keeps usage only from a stored row of the same image).
+/// cost 16 MiB, not a map of strings. Keys are 64-bit hashes: two stored images whose
+/// keys collide are both dropped (read again). An image that meets another's entry by a
+/// collision and also has a header of that very version (odds below 1e-7 a sync at a
+/// million images) keeps its own stored usage, or gets unknown usage if it has none,
+/// never the other image's: the sink keeps usage only from the same image's rows.
 class UsageMarks {
  public:
   /// Adds one image's mark; call seal() when all are in.

@@ -126,7 +126,7 @@ class UsageCarryTest : public ::testing::Test {
     return db.rows(
         "SELECT 'image ' || updated_at FROM rbdsync.images WHERE image_id = " + literal(id) +
         " UNION ALL SELECT 'snapshot ' || updated_at FROM rbdsync.snapshots WHERE image_id = " +
-        literal(id));
+        literal(id) + " ORDER BY 1");
   }
 
   TestDatabase db;

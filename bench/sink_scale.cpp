@@ -378,11 +378,7 @@ class SimSource : public sync::InventorySource {
       inventory::Image& image = read.image;
       if (image.usage_mark && image.lockers.empty() &&
           marks.find(pool.id, ref.pool_namespace, ref.image_id) == image.usage_mark) {
-        image.usage_carried = true;
-        image.usage = {};
-        for (inventory::Snapshot& snap : image.snapshots) {
-          snap.usage = {};
-        }
+        sync::keep_stored_usage(image);
       }
       on_read(ref, std::move(read));
     }

@@ -552,7 +552,7 @@ class Assembler {
       }
       out.snapshots.push_back(std::move(*row.value));
     }
-    out.usage_carried = true;
+    sync::keep_stored_usage(out);
     return OrFallback<Image>::of(std::move(out));
   }
 

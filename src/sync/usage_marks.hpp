@@ -21,7 +21,19 @@
 #include <utility>
 #include <vector>
 
+#include "inventory/inventory.hpp"
+
 namespace rbdsync::sync {
+
+/// Makes `image` one whose stored usage is to be kept: usage_carried, and no usage of
+/// its head or of any snapshot (the sink takes the stored one).
+inline void keep_stored_usage(inventory::Image& image) {
+  image.usage_carried = true;
+  image.usage = {};
+  for (inventory::Snapshot& snap : image.snapshots) {
+    snap.usage = {};
+  }
+}
 
 /// Image -> header version, for the images of a cluster whose stored usage was read from
 /// their object maps. Held as a sorted vector of 16-byte entries, so a million images

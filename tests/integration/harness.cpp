@@ -19,6 +19,8 @@
 #include <thread>
 
 #include "common/fd.hpp"
+#include "common/uuid.hpp"
+#include "db/pg_store.hpp"
 #include "lock/holder_record.hpp"
 
 namespace rbdsync::testing {
@@ -702,6 +704,19 @@ TestDatabase::~TestDatabase() {
 
 std::unique_ptr<pqxx::connection> TestDatabase::connect() const {
   return std::make_unique<pqxx::connection>(m_conninfo);
+}
+
+std::string TestDatabase::migrate_and_start_run(const std::string& fsid) const {
+  db::PgStore(m_conninfo).migrate();
+  const std::string run_id = random_uuid();
+  auto connection = connect();
+  pqxx::work work(*connection);
+  work.exec(
+      "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status) "
+      "VALUES (" +
+      literal(run_id) + ", " + literal(fsid) + ", 'manual', 'test', 1, now(), 'running')");
+  work.commit();
+  return run_id;
 }
 
 std::vector<std::string> TestDatabase::rows(const std::string& sql) const {

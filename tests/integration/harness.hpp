@@ -211,6 +211,9 @@ class TestDatabase {
   /// (when it goes idle or exits), so this waits until no rbd-sync session is left on
   /// the database and the figures have stopped moving.
   std::vector<std::string> settled_write_counts() const;
+  /// Migrates the database and records a running run of cluster `fsid` in rbdsync.runs,
+  /// as a sync has before it stores anything (the usage history names it); its run id.
+  std::string migrate_and_start_run(const std::string& fsid) const;
 
  private:
   std::string m_name;

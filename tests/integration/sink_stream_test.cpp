@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "common/uuid.hpp"
 #include "db/pg_store.hpp"
 #include "integration/harness.hpp"
 
@@ -127,16 +126,7 @@ class SinkStreamTest : public IntegrationTest {
  protected:
   /// Migrates `database` and records a run there for the usage history to name.
   static std::string prepare(const TestDatabase& database) {
-    db::PgStore(database.conninfo()).migrate();
-    const std::string run_id = random_uuid();
-    auto connection = database.connect();
-    pqxx::work work(*connection);
-    work.exec(
-        "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status) "
-        "VALUES (" +
-        literal(run_id) + ", " + literal(k_fsid) + ", 'manual', 'test', 1, now(), 'running')");
-    work.commit();
-    return run_id;
+    return database.migrate_and_start_run(k_fsid);
   }
 
   /// Stores generation `generation` into `database`, its rows sent in batches of

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/uuid.hpp"
 #include "db/pg_store.hpp"
 #include "integration/harness.hpp"
+#include "sync/usage_marks.hpp"
 
 namespace rbdsync::testing {
 namespace {
@@ -55,11 +55,7 @@ inventory::Image read_image(const std::string& id, std::uint64_t mark) {
 
 /// `image` as the source sends an idle one: usage carried, every usage field empty.
 inventory::Image carried(inventory::Image image) {
-  image.usage = {};
-  for (inventory::Snapshot& snap : image.snapshots) {
-    snap.usage = {};
-  }
-  image.usage_carried = true;
+  sync::keep_stored_usage(image);
   return image;
 }
 
@@ -71,17 +67,7 @@ std::string shown(const sync::KindCounts& counts) {
 
 class UsageCarryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    db::PgStore(db.conninfo()).migrate();
-    run_id = random_uuid();
-    auto connection = db.connect();
-    pqxx::work work(*connection);
-    work.exec(
-        "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status) "
-        "VALUES (" +
-        literal(run_id) + ", " + literal(k_fsid) + ", 'manual', 'test', 1, now(), 'running')");
-    work.commit();
-  }
+  void SetUp() override { run_id = db.migrate_and_start_run(k_fsid); }
 
   /// Stores exactly `images` (in one pool) as a sync would, and commits.
   sync::StoreCounts store(const std::vector<inventory::Image>& images) const {

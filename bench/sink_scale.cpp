@@ -365,6 +365,8 @@ class SimSource : public sync::InventorySource {
     return read_at(SimCluster::index_of(ref));
   }
 
+  bool keeps_stored_usage() const override { return true; }
+
   /// Makes each ref and image from its index as the paged listing reaches it: nothing
   /// of the pool is held.
   /// As the direct reader does, keeps the stored usage of an image whose mark is in

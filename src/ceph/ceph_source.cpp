@@ -478,6 +478,10 @@ void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& ref
   m_cluster->read_methods.images["librbd"] += through_librbd;
 }
 
+bool CephSource::keeps_stored_usage() const {
+  return m_cluster->reader == ImageReader::direct;
+}
+
 sync::ReadMethods CephSource::read_methods() const {
   return m_cluster->read_methods;
 }

@@ -51,8 +51,8 @@ class PgStore : public sync::InventorySink {
   /// failure while reading fails the next add_*() or store() with the Error of
   /// translated() (e.g. ExitCode::unavailable for a lost connection). The transaction's
   /// store() throws Error(ExitCode::internal) when no run id was set.
-  std::unique_ptr<sync::SinkTransaction> begin(const std::string& fsid,
-                                               const std::string& name) override;
+  std::unique_ptr<sync::SinkTransaction> begin(const std::string& fsid, const std::string& name,
+                                               sync::UsageMarksWanted marks) override;
 
   /// Asks the server to cancel the statement running on this connection, from another
   /// thread (e.g. on SIGTERM); the waiting call then fails and its transaction rolls

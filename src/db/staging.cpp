@@ -35,9 +35,10 @@ void CopyBatch::clear() {
 }
 
 RowStager::RowStager(pqxx::work& work, std::array<StagingTable, k_staged_kinds> tables,
-                     std::size_t batch_bytes, std::size_t queued_bytes)
+                     std::size_t batch_bytes, FirstJob first, std::size_t queued_bytes)
     : m_work(work),
       m_tables(std::move(tables)),
+      m_first(std::move(first)),
       m_batch_bytes(batch_bytes),
       m_queued_limit(queued_bytes),
       m_writer([this] { write_batches(); }) {}
@@ -120,6 +121,15 @@ void RowStager::finish() {
   }
 }
 
+void RowStager::wait_for_first_job() {
+  std::unique_lock<std::mutex> lock(m_mutex);
+  m_changed.wait(lock, [&] { return m_first_done || m_error; });
+  if (m_error) {
+    m_error_raised = true;
+    std::rethrow_exception(m_error);
+  }
+}
+
 std::size_t RowStager::staged(StagedKind kind) const {
   return m_staged[index_of(kind)];
 }
@@ -149,6 +159,14 @@ void RowStager::written(Handed& done) {
 
 void RowStager::write_batches() noexcept {
   try {
+    if (m_first) {
+      m_first(m_work);
+    }
+    {
+      const std::lock_guard<std::mutex> lock(m_mutex);
+      m_first_done = true;
+    }
+    m_changed.notify_all();
     Handed next;
     while (next_batch(next)) {
       const StagingTable& table = m_tables[index_of(next.kind)];

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -77,9 +78,15 @@ struct StagingTable {
 /// (PgStore::cancel_running_statement) stays safe: PQcancel is meant for exactly that.
 class RowStager {
  public:
-  /// Starts the writer. `queued_bytes` bounds the memory of filled batches not yet written.
+  /// Work the writer does in the transaction before any batch, while the caller goes on.
+  using FirstJob = std::function<void(pqxx::work& work)>;
+
+  /// Starts the writer, which runs `first` (if any) and then writes batches. `queued_bytes`
+  /// bounds the memory of filled batches not yet written. An exception from `first` is
+  /// the writer's failure, as a failed batch is.
   RowStager(pqxx::work& work, std::array<StagingTable, k_staged_kinds> tables,
-            std::size_t batch_bytes, std::size_t queued_bytes = k_queued_bytes);
+            std::size_t batch_bytes, FirstJob first = {},
+            std::size_t queued_bytes = k_queued_bytes);
   /// Stops the writer without writing what it has not (the transaction is being given
   /// up) and joins it. Never throws.
   ~RowStager();
@@ -94,6 +101,10 @@ class RowStager {
   /// Hands over every batch not yet sent, waits until the writer has written them all,
   /// and ends it: `work` is the caller's again. Throws the writer's Error if it failed.
   void finish();
+
+  /// Waits until the writer has done its first job. Throws the writer's Error if it
+  /// failed (in the first job or since).
+  void wait_for_first_job();
 
   /// Rows added of `kind` so far: the staged count of TableSync.
   std::size_t staged(StagedKind kind) const;
@@ -113,6 +124,7 @@ class RowStager {
 
   pqxx::work& m_work;
   const std::array<StagingTable, k_staged_kinds> m_tables;
+  const FirstJob m_first;
   const std::size_t m_batch_bytes;
   const std::size_t m_queued_limit;
 
@@ -126,6 +138,7 @@ class RowStager {
   std::deque<Handed> m_queue;
   std::size_t m_queued = 0;        ///< capacity of the queued batches and of the one being written
   std::vector<CopyBatch> m_spare;  ///< written batches, kept for their memory
+  bool m_first_done = false;       ///< the first job, if any, is done
   bool m_closed = false;           ///< no more batches come
   bool m_abandoned = false;        ///< write nothing more
   std::exception_ptr m_error;      ///< why the writer stopped

@@ -68,8 +68,10 @@ class SinkTransaction {
   /// The marks of the stored images whose usage was read from their object maps, as
   /// the transaction found them when it began (sync/usage_marks.hpp). An image added
   /// with usage_carried keeps the usage its stored rows hold (none stored: unknown).
-  /// A sink that keeps no marks has none, and every image's maps are read.
-  virtual const UsageMarks& usage_marks() const {
+  /// A sink that keeps no marks, or a transaction begun with UsageMarksWanted::no, has
+  /// none, and every image's maps are read. May wait until the marks are loaded; throws
+  /// what loading them threw.
+  virtual const UsageMarks& usage_marks() {
     static const UsageMarks k_none;
     return k_none;
   }
@@ -95,14 +97,21 @@ class SinkTransaction {
   virtual void commit() = 0;
 };
 
+/// Whether a transaction is to load the usage marks: only a source that keeps stored
+/// usage (InventorySource::keeps_stored_usage()) uses them, and at a million images
+/// they are 16 MiB and a second or two to load.
+enum class UsageMarksWanted { no, yes };
+
 /// Where an inventory is written. The real one is db::PgStore; tests use a fake.
 class InventorySink {
  public:
   virtual ~InventorySink() = default;
 
   /// Starts the one transaction a sync of cluster `fsid` (named `name`) writes in.
-  virtual std::unique_ptr<SinkTransaction> begin(const std::string& fsid,
-                                                 const std::string& name) = 0;
+  /// With UsageMarksWanted::yes its usage_marks() are the stored ones; a sink may load
+  /// them while the sync goes on, until usage_marks() is first called.
+  virtual std::unique_ptr<SinkTransaction> begin(const std::string& fsid, const std::string& name,
+                                                 UsageMarksWanted marks) = 0;
 };
 
 }  // namespace rbdsync::sync

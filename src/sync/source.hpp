@@ -107,6 +107,9 @@ class InventorySource {
   virtual void read_pool_images(const inventory::Pool& pool, const UsageMarks& marks,
                                 const OnRead& on_read) = 0;
 
+  /// Whether read_pool_images() may carry stored usage, and so wants the marks.
+  virtual bool keeps_stored_usage() const { return false; }
+
   /// How the images read so far were read; a source with one way says nothing.
   virtual ReadMethods read_methods() const { return {}; }
 };

@@ -133,7 +133,10 @@ class SyncRun {
     // Rows go to the sink as they are read, so that memory holds one image at a time
     // (plus the sink's own staging), not the whole inventory. Nothing is visible before
     // commit(); an exception anywhere below drops the transaction and with it all of it.
-    m_transaction = m_sink.begin(m_report.fsid, m_source.cluster_name());
+    // The marks may load while the pools are listed: read_pool() asks for them.
+    m_transaction =
+        m_sink.begin(m_report.fsid, m_source.cluster_name(),
+                     m_source.keeps_stored_usage() ? UsageMarksWanted::yes : UsageMarksWanted::no);
     m_transaction->add_pools(pools());
     list_all();
     read_all();

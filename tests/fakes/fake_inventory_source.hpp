@@ -35,6 +35,7 @@ class FakeInventorySource : public sync::InventorySource {
   std::size_t page_size = 1024;          ///< images per page of read_pool_images()
   std::vector<std::size_t> batch_sizes;  ///< images of each page read_pool_images() read
   std::size_t marks_seen = 0;            ///< the usage marks read_pool_images() was given
+  bool keeps_usage = true;               ///< what keeps_stored_usage() says
   /// Added to `images` once the pools have been listed, before the first page is read:
   /// images created after the count.
   std::vector<inventory::Image> created_after_listing;
@@ -202,6 +203,7 @@ class FakeInventorySource : public sync::InventorySource {
     return read;
   }
 
+  bool keeps_stored_usage() const override { return keeps_usage; }
   sync::ReadMethods read_methods() const override { return methods; }
 };
 

@@ -30,9 +30,12 @@ class MemorySink : public sync::InventorySink {
   /// Images whose values this sink cannot store, as PostgreSQL cannot a size past 2^63-1.
   std::set<std::string> unstorable_ids;
 
-  std::unique_ptr<sync::SinkTransaction> begin(const std::string& fsid,
-                                               const std::string& name) override {
-    return std::make_unique<Transaction>(*this, fsid, name);
+  std::vector<sync::UsageMarksWanted> marks_wanted;  ///< per begin()
+
+  std::unique_ptr<sync::SinkTransaction> begin(const std::string& fsid, const std::string& name,
+                                               sync::UsageMarksWanted marks) override {
+    marks_wanted.push_back(marks);
+    return std::make_unique<Transaction>(*this, fsid, name, marks);
   }
 
  private:
@@ -76,8 +79,9 @@ class MemorySink : public sync::InventorySink {
 
   class Transaction : public sync::SinkTransaction {
    public:
-    Transaction(MemorySink& sink, const std::string& fsid, const std::string& name)
-        : m_sink(sink), m_state(sink.committed) {
+    Transaction(MemorySink& sink, const std::string& fsid, const std::string& name,
+                sync::UsageMarksWanted marks)
+        : m_sink(sink), m_marks_wanted(marks), m_state(sink.committed) {
       m_seen.fsid = fsid;
       m_seen.name = name;
     }
@@ -85,7 +89,10 @@ class MemorySink : public sync::InventorySink {
     void add_pools(const std::vector<inventory::Pool>& pools) override {
       m_seen.pools.insert(m_seen.pools.end(), pools.begin(), pools.end());
     }
-    const sync::UsageMarks& usage_marks() const override { return m_sink.usage_marks; }
+    const sync::UsageMarks& usage_marks() override {
+      static const sync::UsageMarks k_none;
+      return m_marks_wanted == sync::UsageMarksWanted::yes ? m_sink.usage_marks : k_none;
+    }
     void add_namespace(const inventory::Namespace& ns) override { m_seen.namespaces.push_back(ns); }
     void add_image(const inventory::Image& image) override {
       // The database refuses a key twice; so does this.
@@ -203,6 +210,7 @@ class MemorySink : public sync::InventorySink {
     }
 
     MemorySink& m_sink;
+    sync::UsageMarksWanted m_marks_wanted;
     std::map<std::string, inventory::ClusterInventory> m_state;
     inventory::ClusterInventory m_seen;
   };

@@ -136,7 +136,7 @@ class SinkStreamTest : public IntegrationTest {
     db::PgStore store(database.conninfo());
     store.set_run_id(run_id);
     store.set_batch_bytes(batch_bytes);
-    const auto transaction = store.begin(k_fsid, "test-cluster");
+    const auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::yes);
     add_all(*transaction, made_up_inventory(generation));
     const sync::StoreCounts counts = transaction->store({}, stale_images(generation));
     transaction->commit();
@@ -217,7 +217,7 @@ TEST_F(SinkStreamTest, SessionEndedWhileReadingFailsTheSyncAndLeavesTheInventory
   store.set_run_id(run_id);
   store.set_batch_bytes(1);
   const Inventory made = made_up_inventory(2);
-  auto transaction = store.begin(k_fsid, "test-cluster");
+  auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::yes);
   transaction->add_pools(made.pools);
   const std::size_t half = made.images.size() / 2;
   for (std::size_t i = 0; i < half; ++i) {

@@ -73,7 +73,7 @@ class UsageCarryTest : public ::testing::Test {
   sync::StoreCounts store(const std::vector<inventory::Image>& images) const {
     db::PgStore store(db.conninfo());
     store.set_run_id(run_id);
-    const auto transaction = store.begin(k_fsid, "test-cluster");
+    const auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::yes);
     transaction->add_pools({made_up_pool()});
     for (const inventory::Image& image : images) {
       transaction->add_image(image);
@@ -87,7 +87,7 @@ class UsageCarryTest : public ::testing::Test {
   /// given up.
   std::optional<std::uint64_t> mark_of(const std::string& id) const {
     db::PgStore store(db.conninfo());
-    const auto transaction = store.begin(k_fsid, "test-cluster");
+    const auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::yes);
     return transaction->usage_marks().find(1, "", id);
   }
 
@@ -229,7 +229,30 @@ TEST_F(UsageCarryTest, MarksBeyondASignedBigintAndOfOtherClustersComeBackAsStore
 
   // Another cluster's marks are not this one's.
   db::PgStore other(db.conninfo());
-  const auto transaction = other.begin("00000000-0000-4000-8000-000000000001", "other");
+  const auto transaction =
+      other.begin("00000000-0000-4000-8000-000000000001", "other", sync::UsageMarksWanted::yes);
+  EXPECT_EQ(transaction->usage_marks().size(), 0U);
+}
+
+TEST_F(UsageCarryTest, RowsStagedWhileTheMarksLoadFollowThemAndATransactionWantingNoneHasNone) {
+  store({read_image("a", 7)});
+  {
+    // The marks load in the stager's writer while the sync goes on: rows staged before
+    // usage_marks() is asked wait behind them, one COPY each here.
+    db::PgStore store(db.conninfo());
+    store.set_run_id(run_id);
+    store.set_batch_bytes(1);
+    const auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::yes);
+    transaction->add_pools({made_up_pool()});
+    transaction->add_image(carried(read_image("a", 7)));
+    EXPECT_EQ(transaction->usage_marks().find(1, "", "a"), std::optional<std::uint64_t>(7));
+    EXPECT_EQ(shown(transaction->store({}, {}).images), "0/0/0/1");
+    transaction->commit();
+  }
+  EXPECT_EQ(image_usage("a"), std::vector<std::string>{k_read_usage});
+  // As with --reader librbd: no marks are read, though some are stored.
+  db::PgStore store(db.conninfo());
+  const auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::no);
   EXPECT_EQ(transaction->usage_marks().size(), 0U);
 }
 
@@ -251,7 +274,7 @@ TEST_F(UsageCarryTest, MarksAreReadInChunksAndAllArrive) {
 
   db::PgStore store(db.conninfo());
   store.set_run_id(run_id);
-  const auto transaction = store.begin(k_fsid, "test-cluster");
+  const auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::yes);
   const sync::UsageMarks& marks = transaction->usage_marks();
   EXPECT_EQ(marks.size(), static_cast<std::size_t>(k_rows) + 1);
   EXPECT_EQ(marks.find(1, "", "a"), std::optional<std::uint64_t>(7));

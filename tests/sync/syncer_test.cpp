@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -83,6 +84,18 @@ TEST_F(SyncerTest, TheSinksUsageMarksReachTheSourceAndKeptUsagesAreCounted) {
   EXPECT_EQ(source.marks_seen, 2U);
   EXPECT_EQ(report.usage_kept, 1U);
   EXPECT_EQ(report.images, 3U);
+  EXPECT_EQ(sink.marks_wanted, std::vector<sync::UsageMarksWanted>{sync::UsageMarksWanted::yes});
+}
+
+TEST_F(SyncerTest, ASourceThatKeepsNoStoredUsageAsksTheSinkForNoMarks) {
+  source.keeps_usage = false;  // as the librbd reader: every map is read
+  source.images[0].usage_mark = 7;
+  sink.usage_marks.add(1, "", "id-a", 7);
+  sink.usage_marks.seal();
+  const SyncReport report = sync();
+  EXPECT_EQ(sink.marks_wanted, std::vector<sync::UsageMarksWanted>{sync::UsageMarksWanted::no});
+  EXPECT_EQ(source.marks_seen, 0U);
+  EXPECT_EQ(report.usage_kept, 0U);
 }
 
 TEST_F(SyncerTest, ImageDeletedFromCephIsRemoved) {

@@ -1,9 +1,12 @@
 // InFlight::run_all() with threads standing in for librados/librbd completions: each job
 // completes on its own thread after a delay that scrambles the order.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -112,6 +115,40 @@ TEST(InFlight, AJobWhoseReadyStartsMoreComesReadyAgainAndStillHoldsItsSlot) {
   for (std::size_t job = 0; job < k_jobs; ++job) {
     EXPECT_EQ(times_ready[job], job % 2 == 0 ? 2 : 1) << "job " << job;
   }
+}
+
+TEST(InFlight, AThreadWithNoReadySlotSleepsUntilAsManyAsItAskedForAreReady) {
+  Jobs jobs(4);
+  for (int i = 0; i < 4; ++i) {
+    jobs.take_free(/*renew=*/false);
+  }
+  std::mutex log_mutex;
+  std::vector<std::string> log;
+  const auto note = [&](const char* what) {
+    const std::lock_guard<std::mutex> lock(log_mutex);
+    log.emplace_back(what);
+  };
+  std::thread completer([&] {
+    for (std::size_t at = 0; at < 4; ++at) {
+      // Spaced out, so that a waiter woken by the first would note so before the third.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      // Noted under the slots' lock, before the slot counts ready: never after a wake-up
+      // it caused.
+      jobs.update(at, [&](Job&) {
+        note("ready");
+        return Jobs::Then::ready;
+      });
+    }
+  });
+  EXPECT_EQ(jobs.wait_ready(3), 0U);
+  note("woke");
+  completer.join();
+  const auto woke = std::find(log.begin(), log.end(), "woke");
+  EXPECT_GE(std::count(log.begin(), woke, "ready"), 3);
+  // With slots ready, it takes one at once, however many it asks for.
+  EXPECT_EQ(jobs.wait_ready(3), 1U);
+  EXPECT_EQ(jobs.wait_ready(3), 2U);
+  EXPECT_EQ(jobs.wait_ready(3), 3U);
 }
 
 TEST(InFlight, AThrowingReadyWaitsForEveryJobInFlight) {

@@ -158,21 +158,22 @@ ExitCode RunSession::sync(const OnGuarded& on_guarded) {
 }
 
 std::optional<sync::SyncReport> RunSession::connect_and_sync(const OnGuarded& on_guarded) {
-  // The history's session connects while the store's does and while Ceph does: each
-  // connection costs ~20 ms of round trips and authentication (#18). Should the store
-  // fail, the future's destructor waits for this connection, which fails as fast.
+  // The history's session connects while the store's does: each connection costs ~20 ms
+  // of round trips and authentication (#18). Should the store fail, its error is the
+  // one reported, and the future's destructor first waits for this connection (or its
+  // failure: a wrong password or an unreachable server fails both alike).
   std::future<std::unique_ptr<db::RunHistory>> history =
       std::async(std::launch::async, [&config = m_config] {
         return std::make_unique<db::RunHistory>(config.db, config.db_timeout_seconds);
       });
-  // PostgreSQL before Ceph: a missing schema or a wrong password should fail in
-  // milliseconds, not after reading the whole cluster.
+  // PostgreSQL before Ceph: a missing schema, a wrong password or a server out of
+  // connections should fail in milliseconds, not after reading the whole cluster.
   db::PgStore store(m_config.db, m_config.db_timeout_seconds);
   // Declared after the store, so it is cleared before the store goes.
   const interrupts::ScopedAction cancel_on_signal([&store] { store.cancel_running_statement(); });
   store.require_current_schema();
-  ceph::CephSource source(ceph_config(m_config));
   m_history = history.get();
+  ceph::CephSource source(ceph_config(m_config));
   if (!claim_cluster(source)) {
     return std::nullopt;
   }

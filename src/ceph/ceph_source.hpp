@@ -72,9 +72,9 @@ class CephSource : public sync::InventorySource {
   /// "header" (decoded by the direct reader) and "librbd" images; the direct reader's
   /// reasons for reading an image through librbd, and the librbd reader's for decoding
   /// one. The syncer's retry of a failed image (read_image()) is counted like any read.
-  /// With the direct reader: the librbd reader reads every image's maps.
-  bool keeps_stored_usage() const override;
   sync::ReadMethods read_methods() const override;
+  /// True with the direct reader; the librbd reader reads every image's maps.
+  bool keeps_stored_usage() const override;
 
  private:
   /// Moves the pools this client may not read out of `selection.pools`: into

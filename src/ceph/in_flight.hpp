@@ -7,8 +7,8 @@
 /// only change their slot under the lock and wake the calling thread, which does the
 /// real work. run_all() is the loop both use: start jobs while a slot is free, handle
 /// each as it comes ready. A thread that runs out of ready slots sleeps until a quarter
-/// of those in flight are ready, not one: each wake-up is a futex call and a context
-/// switch, and one per read was a tenth of a sync's CPU on a 2-core VM (#18).
+/// of those in flight are ready, not one (or, while jobs are left to start, until a slot
+/// comes free): each wake-up is a futex call and a context switch, dear on a VM (#18).
 
 #include <algorithm>
 #include <condition_variable>
@@ -16,6 +16,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -100,7 +101,8 @@ class InFlight {
         m_free.push_back(at);
         break;
     }
-    if (m_other_waiters > 0 || m_ready.size() >= m_ready_wanted) {
+    if (m_other_waiters > 0 || m_ready.size() >= m_ready_wanted ||
+        (m_wake_on_free && !m_free.empty())) {
       m_changed.notify_all();
     }
   }
@@ -113,11 +115,24 @@ class InFlight {
   /// Returns a ready slot; when there is none, sleeps until `wanted` are (at least one).
   /// `wanted` must not pass the slots that are still to come ready, or this never returns.
   std::size_t wait_ready(std::size_t wanted = 1) {
+    return *wait_ready_or_free(wanted, /*or_free=*/false);
+  }
+
+  /// As wait_ready(), but with `or_free` it also wakes when a slot comes free (a librbd
+  /// close that finished on librbd's thread) and then returns std::nullopt, so that the
+  /// caller starts more jobs rather than leave the slot idle.
+  std::optional<std::size_t> wait_ready_or_free(std::size_t wanted, bool or_free) {
     std::unique_lock lock(m_mutex);
     if (m_ready.empty()) {
       m_ready_wanted = std::max<std::size_t>(wanted, 1);
-      m_changed.wait(lock, [this] { return m_ready.size() >= m_ready_wanted; });
+      m_wake_on_free = or_free;
+      m_changed.wait(
+          lock, [&] { return m_ready.size() >= m_ready_wanted || (or_free && !m_free.empty()); });
       m_ready_wanted = 1;
+      m_wake_on_free = false;
+      if (m_ready.empty()) {
+        return std::nullopt;
+      }
     }
     const std::size_t at = m_ready.front();
     m_ready.pop_front();
@@ -161,7 +176,12 @@ class InFlight {
           continue;
         }
         // Every job in flight comes ready: waiting for a quarter of them is safe.
-        const std::size_t at = wait_ready(std::max<std::size_t>(in_flight / 4, 1));
+        const std::optional<std::size_t> ready_at =
+            wait_ready_or_free(std::max<std::size_t>(in_flight / 4, 1), /*or_free=*/next < count);
+        if (!ready_at) {
+          continue;  // a slot came free: start more
+        }
+        const std::size_t at = *ready_at;
         --in_flight;  // first: a `ready` that throws has nothing more in flight
         if constexpr (std::is_void_v<std::invoke_result_t<Ready&, std::size_t>>) {
           ready(at);
@@ -190,6 +210,7 @@ class InFlight {
   std::deque<std::size_t> m_free;
   std::deque<std::size_t> m_ready;
   std::size_t m_ready_wanted = 1;   ///< ready slots the thread in wait_ready() sleeps for
+  bool m_wake_on_free = false;      ///< ... or does it also wake for a free slot
   std::size_t m_other_waiters = 0;  ///< threads in wait_until(), woken by every change
 };
 

@@ -65,7 +65,10 @@ std::array<StagingTable, k_staged_kinds> create_staging_tables(pqxx::work& work)
 /// The marks of the cluster's stored images whose usage was read from their object maps
 /// (sync/usage_marks.hpp), as `work` sees them. Through a cursor, a chunk at a time: a
 /// million images would be a result of ~100 MB in libpq, against the 16 MiB of the marks.
-sync::UsageMarks load_usage_marks(pqxx::work& work, const std::string& fsid) {
+/// Stops early (the marks then incomplete) once `abandoned` says the sync is being given
+/// up: at a million images the load takes seconds.
+sync::UsageMarks load_usage_marks(pqxx::work& work, const std::string& fsid,
+                                  const RowStager::Abandoned& abandoned) {
   constexpr int k_chunk_rows = 20000;
   sync::UsageMarks marks;
   work.exec(
@@ -82,6 +85,9 @@ sync::UsageMarks load_usage_marks(pqxx::work& work, const std::string& fsid) {
     }
     if (chunk.size() < static_cast<std::size_t>(k_chunk_rows)) {
       break;
+    }
+    if (abandoned()) {
+      return marks;  // the transaction rolls back, the cursor with it
     }
   }
   work.exec("CLOSE usage_marks");
@@ -174,9 +180,9 @@ class PgTransaction : public sync::SinkTransaction {
     if (marks == sync::UsageMarksWanted::no) {
       return {};
     }
-    return [this](pqxx::work& work) {
-      m_usage_marks =
-          translated("reading the usage marks", [&] { return load_usage_marks(work, m_fsid); });
+    return [this](pqxx::work& work, const RowStager::Abandoned& abandoned) {
+      m_usage_marks = translated("reading the usage marks",
+                                 [&] { return load_usage_marks(work, m_fsid, abandoned); });
     };
   }
 

@@ -59,9 +59,9 @@ RowStager::~RowStager() {
     try {
       std::rethrow_exception(m_error);
     } catch (const std::exception& e) {
-      spdlog::warn("writing the staged rows had failed as well: {}", e.what());
+      spdlog::warn("the staging writer had failed as well: {}", e.what());
     } catch (...) {
-      spdlog::warn("writing the staged rows had failed as well");
+      spdlog::warn("the staging writer had failed as well");
     }
   }
 }
@@ -160,7 +160,10 @@ void RowStager::written(Handed& done) {
 void RowStager::write_batches() noexcept {
   try {
     if (m_first) {
-      m_first(m_work);
+      m_first(m_work, [this] {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        return m_abandoned;
+      });
     }
     {
       const std::lock_guard<std::mutex> lock(m_mutex);

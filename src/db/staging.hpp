@@ -78,8 +78,10 @@ struct StagingTable {
 /// (PgStore::cancel_running_statement) stays safe: PQcancel is meant for exactly that.
 class RowStager {
  public:
+  /// Whether the stager is being given up: a long first job may stop early.
+  using Abandoned = std::function<bool()>;
   /// Work the writer does in the transaction before any batch, while the caller goes on.
-  using FirstJob = std::function<void(pqxx::work& work)>;
+  using FirstJob = std::function<void(pqxx::work& work, const Abandoned& abandoned)>;
 
   /// Starts the writer, which runs `first` (if any) and then writes batches. `queued_bytes`
   /// bounds the memory of filled batches not yet written. An exception from `first` is

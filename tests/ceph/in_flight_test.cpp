@@ -42,6 +42,14 @@ class Completions {
     });
   }
 
+  /// Frees slot `at` on a thread of its own after `delay`, as a librbd close does.
+  void free_later(std::size_t at, std::chrono::milliseconds delay) {
+    m_threads.emplace_back([this, at, delay] {
+      std::this_thread::sleep_for(delay);
+      m_jobs.update(at, [](Job&) { return Jobs::Then::free; });
+    });
+  }
+
   int completed() const { return m_completed; }
 
  private:
@@ -114,6 +122,44 @@ TEST(InFlight, AJobWhoseReadyStartsMoreComesReadyAgainAndStillHoldsItsSlot) {
   // stages, that job's number would have replaced it and the counts would differ.
   for (std::size_t job = 0; job < k_jobs; ++job) {
     EXPECT_EQ(times_ready[job], job % 2 == 0 ? 2 : 1) << "job " << job;
+  }
+}
+
+TEST(InFlight, ManySlotsWithSecondStagesAndSlotsFreedOnOtherThreadsRunEveryJob) {
+  // As both readers at their size: 16 slots, so the calling thread waits for 4 ready at a
+  // time; some jobs start more reads once ready (the direct reader's maps); every slot is
+  // freed later on another thread (the librbd batch's closes), which must wake the
+  // calling thread while jobs are left to start.
+  constexpr std::size_t k_jobs = 150;
+  constexpr std::size_t k_slots = 16;
+  Jobs jobs(k_slots);
+  std::vector<int> times_ready(k_jobs, 0);
+  std::vector<bool> second_stage(k_slots, false);
+  {
+    Completions completions(jobs);
+    jobs.run_all(
+        k_jobs,
+        [&](std::size_t job) {
+          const std::size_t at = jobs.take_free(/*renew=*/true);
+          jobs.slot(at).number = job;
+          second_stage[at] = false;
+          completions.complete_later(at, scrambled_delay(job));
+          return true;
+        },
+        [&](std::size_t at) {
+          const std::size_t job = jobs.slot(at).number;
+          ++times_ready[job];
+          if (job % 3 == 0 && !second_stage[at]) {
+            second_stage[at] = true;
+            completions.complete_later(at, scrambled_delay(job + 1));
+            return false;
+          }
+          completions.free_later(at, scrambled_delay(job + 2));
+          return true;
+        });
+  }
+  for (std::size_t job = 0; job < k_jobs; ++job) {
+    EXPECT_EQ(times_ready[job], job % 3 == 0 ? 2 : 1) << "job " << job;
   }
 }
 

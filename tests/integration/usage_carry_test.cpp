@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "db/pg_store.hpp"
 #include "integration/harness.hpp"
 #include "sync/usage_marks.hpp"
@@ -254,6 +255,28 @@ TEST_F(UsageCarryTest, RowsStagedWhileTheMarksLoadFollowThemAndATransactionWanti
   db::PgStore store(db.conninfo());
   const auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::no);
   EXPECT_EQ(transaction->usage_marks().size(), 0U);
+}
+
+TEST_F(UsageCarryTest, AMarksLoadThatFailsFailsTheTransactionWithItsReason) {
+  store({read_image("a", 7)});
+  // A session that lets no one read the images, as an ALTER TABLE would: the load waits
+  // until the statement timeout ends it.
+  auto holder = db.connect();
+  pqxx::work holding(*holder);
+  holding.exec("LOCK TABLE rbdsync.images IN ACCESS EXCLUSIVE MODE");
+  db::PgStore store(db.conninfo(), /*statement_timeout_seconds=*/1);
+  store.set_run_id(run_id);
+  const auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::yes);
+  try {
+    transaction->usage_marks();
+    ADD_FAILURE() << "the marks loaded past the lock";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("reading the usage marks"), std::string::npos)
+        << error.what();
+  }
+  // The writer stopped with it: nothing more is staged or stored.
+  transaction->add_pools({made_up_pool()});
+  EXPECT_THROW(transaction->store({}, {}), Error);
 }
 
 TEST_F(UsageCarryTest, MarksAreReadInChunksAndAllArrive) {

@@ -88,77 +88,59 @@ TEST(InFlight, EveryJobIsReadyOnceWhateverOrderTheyComplete) {
   EXPECT_EQ(times_ready, std::vector<int>(k_jobs, 1));
 }
 
-TEST(InFlight, AJobWhoseReadyStartsMoreComesReadyAgainAndStillHoldsItsSlot) {
-  // As the direct reader reads an image's snapshot maps once its header is in.
-  constexpr std::size_t k_jobs = 30;
-  constexpr std::size_t k_slots = 3;
-  Jobs jobs(k_slots);
-  std::vector<int> times_ready(k_jobs, 0);
-  std::vector<bool> second_stage(k_slots, false);
-  {
-    Completions completions(jobs);
-    jobs.run_all(
-        k_jobs,
-        [&](std::size_t job) {
-          const std::size_t at = jobs.take_free(/*renew=*/true);
-          jobs.slot(at).number = job;
-          second_stage[at] = false;
-          completions.complete_later(at, scrambled_delay(job));
-          return true;
-        },
-        [&](std::size_t at) {
-          const std::size_t job = jobs.slot(at).number;
-          ++times_ready[job];
-          if (job % 2 == 0 && !second_stage[at]) {
-            second_stage[at] = true;
-            completions.complete_later(at, scrambled_delay(job + 1));
-            return false;
-          }
+/// Runs `job_count` jobs in `slot_count` slots, each completing on a thread of its own;
+/// every `second_every`-th job starts a second completion once ready, as the direct
+/// reader reads an image's snapshot maps once its header is in. A handled slot is given
+/// back at once, or with `free_elsewhere` later on another thread, as a librbd close
+/// frees it. How many times each job came ready.
+std::vector<int> run_two_stage_jobs(std::size_t job_count, std::size_t slot_count,
+                                    std::size_t second_every, bool free_elsewhere) {
+  Jobs jobs(slot_count);
+  std::vector<int> times_ready(job_count, 0);
+  std::vector<bool> second_stage(slot_count, false);
+  Completions completions(jobs);
+  jobs.run_all(
+      job_count,
+      [&](std::size_t job) {
+        const std::size_t at = jobs.take_free(/*renew=*/true);
+        jobs.slot(at).number = job;
+        second_stage[at] = false;
+        completions.complete_later(at, scrambled_delay(job));
+        return true;
+      },
+      [&](std::size_t at) {
+        const std::size_t job = jobs.slot(at).number;
+        ++times_ready[job];
+        if (job % second_every == 0 && !second_stage[at]) {
+          second_stage[at] = true;
+          completions.complete_later(at, scrambled_delay(job + 1));
+          return false;
+        }
+        if (free_elsewhere) {
+          completions.free_later(at, scrambled_delay(job + 2));
+        } else {
           jobs.release(at);
-          return true;
-        });
-  }
+        }
+        return true;
+      });
+  return times_ready;
+}
+
+TEST(InFlight, AJobWhoseReadyStartsMoreComesReadyAgainAndStillHoldsItsSlot) {
+  const std::vector<int> times_ready = run_two_stage_jobs(30, 3, 2, /*free_elsewhere=*/false);
   // Twice for the even jobs: had a slot been handed to another job between its two
   // stages, that job's number would have replaced it and the counts would differ.
-  for (std::size_t job = 0; job < k_jobs; ++job) {
+  for (std::size_t job = 0; job < times_ready.size(); ++job) {
     EXPECT_EQ(times_ready[job], job % 2 == 0 ? 2 : 1) << "job " << job;
   }
 }
 
 TEST(InFlight, ManySlotsWithSecondStagesAndSlotsFreedOnOtherThreadsRunEveryJob) {
   // As both readers at their size: 16 slots, so the calling thread waits for 4 ready at a
-  // time; some jobs start more reads once ready (the direct reader's maps); every slot is
-  // freed later on another thread (the librbd batch's closes), which must wake the
-  // calling thread while jobs are left to start.
-  constexpr std::size_t k_jobs = 150;
-  constexpr std::size_t k_slots = 16;
-  Jobs jobs(k_slots);
-  std::vector<int> times_ready(k_jobs, 0);
-  std::vector<bool> second_stage(k_slots, false);
-  {
-    Completions completions(jobs);
-    jobs.run_all(
-        k_jobs,
-        [&](std::size_t job) {
-          const std::size_t at = jobs.take_free(/*renew=*/true);
-          jobs.slot(at).number = job;
-          second_stage[at] = false;
-          completions.complete_later(at, scrambled_delay(job));
-          return true;
-        },
-        [&](std::size_t at) {
-          const std::size_t job = jobs.slot(at).number;
-          ++times_ready[job];
-          if (job % 3 == 0 && !second_stage[at]) {
-            second_stage[at] = true;
-            completions.complete_later(at, scrambled_delay(job + 1));
-            return false;
-          }
-          completions.free_later(at, scrambled_delay(job + 2));
-          return true;
-        });
-  }
-  for (std::size_t job = 0; job < k_jobs; ++job) {
+  // time; every slot is freed later on another thread (the librbd batch's closes), which
+  // must wake the calling thread while jobs are left to start.
+  const std::vector<int> times_ready = run_two_stage_jobs(150, 16, 3, /*free_elsewhere=*/true);
+  for (std::size_t job = 0; job < times_ready.size(); ++job) {
     EXPECT_EQ(times_ready[job], job % 3 == 0 ? 2 : 1) << "job " << job;
   }
 }

@@ -88,10 +88,7 @@ void RowStager::hand_over(StagedKind kind) {
     m_changed.wait(lock, [&] {
       return m_error || m_queued == 0 || m_queued + batch.capacity() <= m_queued_limit;
     });
-    if (m_error) {
-      m_error_raised = true;
-      std::rethrow_exception(m_error);
-    }
+    raise_writer_error();
     m_queued += batch.capacity();
     m_queue.push_back(Handed{kind, std::move(batch)});
     batch = CopyBatch();
@@ -115,15 +112,16 @@ void RowStager::finish() {
   }
   m_changed.notify_all();
   m_writer.join();
-  if (m_error) {
-    m_error_raised = true;
-    std::rethrow_exception(m_error);
-  }
+  raise_writer_error();
 }
 
 void RowStager::wait_for_first_job() {
   std::unique_lock<std::mutex> lock(m_mutex);
   m_changed.wait(lock, [&] { return m_first_done || m_error; });
+  raise_writer_error();
+}
+
+void RowStager::raise_writer_error() {
   if (m_error) {
     m_error_raised = true;
     std::rethrow_exception(m_error);

@@ -118,6 +118,9 @@ class RowStager {
   };
 
   void hand_over(StagedKind kind);
+  /// Throws the writer's Error, if it failed, to the reading thread, which holds the lock
+  /// or has joined the writer.
+  void raise_writer_error();
   /// The writer thread's body.
   void write_batches() noexcept;
   /// The writer's next batch; false when there is none to write any more.

@@ -90,8 +90,8 @@ class MemorySink : public sync::InventorySink {
       m_seen.pools.insert(m_seen.pools.end(), pools.begin(), pools.end());
     }
     const sync::UsageMarks& usage_marks() override {
-      static const sync::UsageMarks k_none;
-      return m_marks_wanted == sync::UsageMarksWanted::yes ? m_sink.usage_marks : k_none;
+      return m_marks_wanted == sync::UsageMarksWanted::yes ? m_sink.usage_marks
+                                                           : SinkTransaction::usage_marks();
     }
     void add_namespace(const inventory::Namespace& ns) override { m_seen.namespaces.push_back(ns); }
     void add_image(const inventory::Image& image) override {

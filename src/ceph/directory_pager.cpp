@@ -1,5 +1,6 @@
 #include "ceph/directory_pager.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <utility>
@@ -42,11 +43,12 @@ DirectoryPage directory_page(const std::string& ns,
       continue;
     }
     std::string id = key.substr(prefix.size());
-    const std::string bytes = value.to_str();
+    std::string bytes = value.to_str();
     if (auto name = decode_directory_name(bytes)) {
       page.images.push_back(inventory::ImageRef{ns, std::move(id), std::move(*name)});
     } else {
-      page.damaged.push_back(inventory::ImageRef{ns, std::move(id), bytes});
+      bytes.resize(std::min(bytes.size(), k_damaged_name_bytes));
+      page.damaged.push_back(inventory::ImageRef{ns, std::move(id), std::move(bytes)});
     }
   }
   return page;

@@ -20,11 +20,16 @@ namespace rbdsync::ceph {
 /// Directory entries per page: librbd's own page size for the same directory.
 inline constexpr std::size_t k_directory_page = 1024;
 
+/// The most of a damaged directory entry's bytes that stand in for its unknown name. An
+/// omap value may hold megabytes; the name goes into log lines, the JSON report and a
+/// stale row, each of which should stay short.
+inline constexpr std::size_t k_damaged_name_bytes = 256;
+
 /// One page of a directory, in image id order.
 struct DirectoryPage {
   std::vector<inventory::ImageRef> images;
   /// Entries whose value is not an encoded name: the image id is known, its name is not
-  /// (the ref's name holds the value's bytes as they are).
+  /// (the ref's name holds the value's first k_damaged_name_bytes bytes as they are).
   std::vector<inventory::ImageRef> damaged;
 };
 

@@ -148,16 +148,25 @@ TEST_F(DirectoryPagerTest, ADamagedDirectoryEntryIsOneFailedImageNotAFailedPool)
   std::map<std::string, librados::bufferlist> damaged;
   damaged["id_0badc0ffee"].append(std::string("\xff\xff\xff\x7fshort", 9));
   damaged["id_"].append(std::string("\x04\x00\x00\x00none", 8));
+  // A value of a mebibyte: what stands in for its name stays short.
+  const std::string huge(std::size_t{1} << 20U, '\x01');
+  damaged["id_0badbeef"].append(huge);
   check(io.omap_set("rbd_directory", damaged), "writing rbd_directory");
 
   std::map<std::string, sync::ImageRead> reads;
   const std::map<std::string, Listed> met = paged(&reads);
-  ASSERT_EQ(reads.size(), 2U) << "the entry without an id is left out";
+  ASSERT_EQ(reads.size(), 3U) << "the entry without an id is left out";
   EXPECT_EQ(reads.at(good_id).outcome, sync::ImageRead::Outcome::read);
-  const sync::ImageRead& bad = reads.at("0badc0ffee");
-  EXPECT_EQ(bad.outcome, sync::ImageRead::Outcome::failed);
-  EXPECT_FALSE(bad.retriable);
-  EXPECT_NE(bad.error.find("rbd_directory entry"), std::string::npos) << bad.error;
+  for (const std::string id : {"0badc0ffee", "0badbeef"}) {
+    const sync::ImageRead& bad = reads.at(id);
+    EXPECT_EQ(bad.outcome, sync::ImageRead::Outcome::failed) << id;
+    EXPECT_FALSE(bad.retriable) << id;
+    EXPECT_NE(bad.error.find("rbd_directory entry"), std::string::npos) << bad.error;
+  }
+  EXPECT_TRUE(met.at("").count({"0badc0ffee", std::string("\xff\xff\xff\x7fshort", 9)}) == 1)
+      << "a short damaged value stands in for the name as it is";
+  EXPECT_TRUE(met.at("").count({"0badbeef", huge.substr(0, ceph::k_damaged_name_bytes)}) == 1)
+      << "a long one is cut to " << ceph::k_damaged_name_bytes << " bytes";
 }
 
 TEST_F(DirectoryPagerTest, AnImageRemovedAfterItsPageWasListedIsReadAsGone) {

@@ -235,11 +235,13 @@ TEST_F(UsageCarryTest, MarksBeyondASignedBigintAndOfOtherClustersComeBackAsStore
   EXPECT_EQ(transaction->usage_marks().size(), 0U);
 }
 
-TEST_F(UsageCarryTest, RowsStagedWhileTheMarksLoadFollowThemAndATransactionWantingNoneHasNone) {
+TEST_F(UsageCarryTest,
+       RowsStagedBeforeTheMarksAreAskedForAreStoredAndATransactionWantingNoneHasNone) {
   store({read_image("a", 7)});
   {
     // The marks load in the stager's writer while the sync goes on: rows staged before
-    // usage_marks() is asked wait behind them, one COPY each here.
+    // usage_marks() is asked, one COPY each here, are written after the load (that the
+    // writer's first job holds back every batch is RowStagerTest's) and stored.
     db::PgStore store(db.conninfo());
     store.set_run_id(run_id);
     store.set_batch_bytes(1);

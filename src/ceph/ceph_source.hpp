@@ -63,7 +63,7 @@ class CephSource : public sync::InventorySource {
   /// the next page requested while the current one is read): each namespace's format 2
   /// images, the default namespace's format 1 images, and the images being removed
   /// (trash source "removing") that the directory no longer lists. Each page is read with
-  /// many reads in flight: 32 librbd opens, or 64 header reads with the direct reader. A
+  /// many reads in flight: 32 librbd opens, or 256 header reads with the direct reader. A
   /// directory entry whose name does not decode is reported failed, not retriable.
   /// Throws as read_image() does, after the reads in flight have finished. The direct
   /// reader carries the usage of the idle images of `marks`; the librbd reader reads all.

@@ -18,6 +18,7 @@
 #include "ceph/image_reader.hpp"
 #include "ceph/in_flight.hpp"
 #include "ceph/librbd_rules.hpp"
+#include "ceph/map_budget.hpp"
 #include "ceph/mirroring.hpp"
 #include "ceph/not_permitted.hpp"
 #include "common/text.hpp"
@@ -39,8 +40,9 @@ constexpr std::uint8_t k_protection_protected = 2;
 constexpr std::size_t k_mirror_keys_per_read = 512;
 /// The snapshot object map bytes of one image read ahead, at once (2 bits an object: a
 /// snapshot of 1 TiB in 4 MiB objects is 64 KiB). The walk reads the maps beyond it one
-/// at a time, as it needs them; so the read-ahead maps of a batch come to at most its
-/// size times this (as the header's size says: a map object is read whole).
+/// at a time, as it needs them. What a batch reads ahead, head maps included, is bounded
+/// by its map budget (DirectReadLimits::map_bytes, as the header's sizes say: a map
+/// object is read whole).
 constexpr std::uint64_t k_snapshot_map_read_ahead_bytes = std::uint64_t{256} * 1024;
 
 /// The snapshot namespaces whose snapshots the direct reader reports as librbd does.
@@ -88,6 +90,9 @@ struct Slot {
   /// The usage stored with the image still holds: no map is read (Assembler::carries()).
   bool usage_carried = false;
   std::optional<MapRead> head_map;  ///< when read
+  /// What the header says its maps come to (MapsWanted::bytes), as the map budget
+  /// counts them until the image is assembled.
+  std::uint64_t map_bytes = 0;
   /// By snapshot id; node-based, so each read stays where its completion writes.
   std::map<std::uint64_t, MapRead> snapshot_maps;
   int pending = 0;  ///< completions still to come (under InFlight's lock)
@@ -136,12 +141,9 @@ class Batch : public InFlight<Slot> {
 
   /// Starts reading the head's object map (`head`) and those of the snapshots
   /// `snap_ids` of the image in slot `at`, whose header is read; the slot comes ready
-  /// again when they are. False when there is none to read.
-  bool start_maps(librados::IoCtx& io, const ImageRef& ref, std::size_t at, bool head,
+  /// again when they are. At least one map must be asked for.
+  void start_maps(librados::IoCtx& io, const ImageRef& ref, std::size_t at, bool head,
                   const std::vector<std::uint64_t>& snap_ids) {
-    if (!head && snap_ids.empty()) {
-      return false;
-    }
     Slot& reads = slot(at);
     // As in start(): what may throw comes before the slot counts its reads.
     std::vector<std::pair<std::string, MapRead*>> queued;
@@ -168,7 +170,6 @@ class Batch : public InFlight<Slot> {
         done(*this, at);
       }
     }
-    return true;
   }
 
  private:
@@ -264,6 +265,9 @@ class Assembler {
   struct MapsWanted {
     bool head = false;
     std::vector<std::uint64_t> snapshots;  ///< read ahead (snapshot_maps_read_ahead())
+    /// Their size as the header tells it; none when it cannot tell (a size whose object
+    /// count overflows).
+    std::optional<std::uint64_t> bytes;
   };
 
   /// The object maps to read now: none when the header does not decode, when the image
@@ -278,7 +282,15 @@ class Assembler {
     if (slot.usage_carried) {
       return {};
     }
-    return {true, snapshot_maps_read_ahead(*decoded.value, k_snapshot_map_read_ahead_bytes)};
+    const DecodedHeader& header = *decoded.value;
+    MapsWanted wanted{true, snapshot_maps_read_ahead(header, k_snapshot_map_read_ahead_bytes),
+                      object_map_bytes(header, header.size_bytes)};
+    // The maps read ahead are those of the header's first snapshots, whose sizes fit.
+    for (std::size_t i = 0; i < wanted.snapshots.size() && wanted.bytes; ++i) {
+      wanted.bytes =
+          *wanted.bytes + object_map_bytes(header, header.snapshots[i].size_bytes).value_or(0);
+    }
+    return wanted;
   }
 
   /// The image; or why librbd must read it; or the damage that keeps both from it.
@@ -727,7 +739,7 @@ sync::ImageRead librbd_read(librbd::RBD& rbd, librados::IoCtx& io, const Pool& p
 void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
                         const Pool& pool, const std::vector<ImageRef>& refs, bool exact_usage,
                         const OnPageRead& on_read, FallbackCounts& fallbacks, CloneLinks* links,
-                        LibrbdFallback librbd, std::size_t in_flight,
+                        LibrbdFallback librbd, const DirectReadLimits& limits,
                         const sync::UsageMarks* marks) {
   std::map<std::string, bool> known_options;
   std::optional<CloneLinks> own_links;
@@ -743,7 +755,15 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
   };
 
   const std::vector<MirrorLookup> mirroring = read_mirroring(io, pool, refs);
-  Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));
+  Batch batch(std::max<std::size_t>(1, std::min(limits.images, refs.size())));
+  // The maps an image asked for, kept while it waits for the map budget.
+  MapBudget budget(limits.map_bytes);
+  std::vector<Assembler::MapsWanted> waiting(batch.size());
+  const auto start_maps = [&](std::size_t at, const Assembler::MapsWanted& wanted) {
+    Slot& slot = batch.slot(at);
+    io.set_namespace(refs[slot.index].pool_namespace);
+    batch.start_maps(io, refs[slot.index], at, wanted.head, wanted.snapshots);
+  };
   const auto start = [&](std::size_t index) {
     if (refs[index].image_id.empty()) {
       through_librbd(index, "format 1");
@@ -768,12 +788,24 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     // (when there is one), its object maps are in.
     if (!slot.decoded) {
       Assembler::MapsWanted wanted = assembler.maps_wanted(slot);
-      if (batch.start_maps(io, refs[index], at, wanted.head, wanted.snapshots)) {
+      if (wanted.head || !wanted.snapshots.empty()) {
+        // A size the header cannot tell counts as the whole budget: read alone.
+        slot.map_bytes = wanted.bytes.value_or(limits.map_bytes);
+        if (budget.ask(at, slot.map_bytes)) {
+          start_maps(at, wanted);
+        } else {
+          waiting[at] = std::move(wanted);
+        }
         return false;
       }
     }
     OrFallback<Image> image = assembler.assemble(slot);
+    const std::uint64_t map_bytes = slot.map_bytes;
     batch.release(at);
+    for (const std::size_t next : budget.release(map_bytes)) {
+      start_maps(next, waiting[next]);
+      waiting[next] = {};
+    }
     if (image.ok()) {
       sync::ImageRead read;
       read.image = std::move(*image.value);

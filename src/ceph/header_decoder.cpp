@@ -598,21 +598,29 @@ std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_
   return *objects - missing;
 }
 
+std::optional<std::uint64_t> object_map_bytes(const DecodedHeader& header,
+                                              std::uint64_t size_bytes) {
+  const std::optional<std::uint64_t> objects = object_count(
+      size_bytes, std::uint64_t{1} << header.order, header.stripe_unit, header.stripe_count);
+  if (!objects) {
+    return std::nullopt;
+  }
+  return ceil_div(*objects, 4);
+}
+
 std::vector<std::uint64_t> snapshot_maps_read_ahead(const DecodedHeader& header,
                                                     std::uint64_t budget_bytes) {
   std::vector<std::uint64_t> ids;
   if ((header.features & RBD_FEATURE_FAST_DIFF) == 0) {
     return ids;  // no map is read: the usage is unknown
   }
-  const std::uint64_t object_size = std::uint64_t{1} << header.order;
   std::uint64_t bytes = 0;
   for (const HeaderSnapshot& snap : header.snapshots) {
-    const std::optional<std::uint64_t> objects =
-        object_count(snap.size_bytes, object_size, header.stripe_unit, header.stripe_count);
-    if (!objects) {
+    const std::optional<std::uint64_t> map_bytes = object_map_bytes(header, snap.size_bytes);
+    if (!map_bytes) {
       break;
     }
-    bytes += ceil_div(*objects, 4);
+    bytes += *map_bytes;
     if (bytes > budget_bytes) {
       break;
     }

@@ -198,6 +198,12 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t
 std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_t object_size,
                                           std::uint64_t stripe_unit, std::uint64_t stripe_count);
 
+/// The bytes of the object map of `header`'s image at `size_bytes` (2 bits an object,
+/// librbd's BitVector data without its small header and footer); nullopt when the object
+/// count overflows.
+std::optional<std::uint64_t> object_map_bytes(const DecodedHeader& header,
+                                              std::uint64_t size_bytes);
+
 /// The snapshots of `header` whose object maps may be read ahead, all at once, before the
 /// fast diff walks them: the first ones, in the header's order, whose maps come to at
 /// most `budget_bytes` together (2 bits an object); none without fast-diff. The walk

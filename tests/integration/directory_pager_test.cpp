@@ -16,6 +16,7 @@
 #include <rbd/librbd.hpp>
 
 #include "ceph/ceph_source.hpp"
+#include "ceph/direct_reader.hpp"
 #include "ceph/directory_pager.hpp"
 #include "integration/harness.hpp"
 
@@ -170,16 +171,18 @@ TEST_F(DirectoryPagerTest, ADamagedDirectoryEntryIsOneFailedImageNotAFailedPool)
 }
 
 TEST_F(DirectoryPagerTest, AnImageRemovedAfterItsPageWasListedIsReadAsGone) {
-  // Reads start in the page's (id) order, at most 64 (direct) or 32 (librbd) at a time,
+  // Reads start in the page's (id) order, at most 256 (direct) or 32 (librbd) at a time,
   // and the next starts only after a read is handed over: when the first read is handed
-  // over, the image with the largest id of these 150 has been listed and not yet read.
+  // over, the image with the largest id of these has been listed and not yet read.
   // Removing it then is the removal between listing and reading that a live cluster
   // makes, without racing the sync.
+  constexpr int k_images = static_cast<int>(ceph::k_header_reads_in_flight) + 50;
+  static_assert(k_images <= static_cast<int>(ceph::k_directory_page), "one page");
   for (const ceph::ImageReader reader : {ceph::ImageReader::direct, ceph::ImageReader::librbd}) {
     SCOPED_TRACE(reader == ceph::ImageReader::direct ? "direct" : "librbd");
     pool = unique_name("pager");
     ceph.create_pool(pool);
-    ceph.create_images(pool, "img", 150, 4);
+    ceph.create_images(pool, "img", k_images, 4);
     const auto [victim_id, victim] = *list2("").rbegin();
     ceph::CephSource source(config(reader));
     const inventory::Pool info = source.list_pools({pool}).pools.at(0);
@@ -191,7 +194,8 @@ TEST_F(DirectoryPagerTest, AnImageRemovedAfterItsPageWasListedIsReadAsGone) {
       }
       reads[ref.image_id] = std::move(read);
     });
-    ASSERT_EQ(reads.size(), 150U) << "every listed image is handed over, the removed one too";
+    ASSERT_EQ(reads.size(), static_cast<std::size_t>(k_images))
+        << "every listed image is handed over, the removed one too";
     EXPECT_EQ(reads.at(victim_id).outcome, sync::ImageRead::Outcome::gone);
     for (const auto& [id, read] : reads) {
       if (id != victim_id) {

@@ -153,7 +153,7 @@ TEST_F(FaultTest, SigkillInTheWritePhaseLeavesTheDatabaseAsItWas) {
 }
 
 TEST_F(FaultTest, SignalWhileReadsAreInFlightRollsBackAndExitsWithTheSignalsCode) {
-  // Reads are held in flight at a frozen OSD (64 header reads with the direct reader, 32
+  // Reads are held in flight at a frozen OSD (256 header reads with the direct reader, 32
   // opens with librbd) when the signal comes; the OSD resumes before the grace period
   // ends, so the run gets to stop on its own: roll back, record, release.
   const pid_t osd = pid_from_file(ceph_dir() + "/run/osd.0.pid");

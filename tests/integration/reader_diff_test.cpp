@@ -190,9 +190,15 @@ void expect_identical(const std::map<inventory::ImageKey, inventory::Image>& exp
   }
 }
 
-/// What the direct reader hands to librbd, by reason, when it reads every image of
-/// `pool` (as list2() lists it); each of them must be read.
-ceph::FallbackCounts direct_fallbacks(CephAdmin& ceph, const std::string& pool) {
+/// What the direct reader read of every image of `pool` (as list2() lists it), each of
+/// which must be read, and what it handed to librbd, by reason.
+struct DirectRead {
+  std::map<inventory::ImageKey, inventory::Image> images;
+  ceph::FallbackCounts fallbacks;
+};
+
+DirectRead direct_read(CephAdmin& ceph, const std::string& pool,
+                       const ceph::DirectReadLimits& limits = {}) {
   librados::Rados rados;
   EXPECT_EQ(rados.init(required_env("RBDSYNC_TEST_CEPH_ADMIN_ID").c_str()), 0);
   EXPECT_EQ(rados.conf_read_file(required_env("RBDSYNC_TEST_CEPH_CONF").c_str()), 0);
@@ -208,19 +214,23 @@ ceph::FallbackCounts direct_fallbacks(CephAdmin& ceph, const std::string& pool) 
   pool_info.name = pool;
   pool_info.mirror_mode = "disabled";
   const std::vector<inventory::ImageRef> refs = list2_refs(io);
-  ceph::FallbackCounts fallbacks;
-  std::size_t read = 0;
+  DirectRead read;
   ceph::read_images_direct(
       rados, rbd, io, pool_info, refs, false,
-      [&read](std::size_t, const sync::ImageRead& r) {
-        read += r.outcome == sync::ImageRead::Outcome::read ? 1 : 0;
+      [&](std::size_t index, sync::ImageRead r) {
+        EXPECT_EQ(r.outcome, sync::ImageRead::Outcome::read) << refs[index].name << ": " << r.error;
+        read.images.emplace(r.image.key, std::move(r.image));
       },
-      fallbacks);
-  EXPECT_EQ(read, refs.size());
-  for (const auto& [reason, count] : fallbacks) {
+      read.fallbacks, nullptr, ceph::LibrbdFallback::allowed, limits);
+  EXPECT_EQ(read.images.size(), refs.size());
+  for (const auto& [reason, count] : read.fallbacks) {
     std::cout << "through librbd: " << reason << ": " << count << "\n";
   }
-  return fallbacks;
+  return read;
+}
+
+ceph::FallbackCounts direct_fallbacks(CephAdmin& ceph, const std::string& pool) {
+  return direct_read(ceph, pool).fallbacks;
 }
 
 class ReaderDiffTest : public IntegrationTest {};
@@ -456,6 +466,45 @@ TEST_F(ReaderDiffTest, SnapshotMapsReadWithTheHeaderOneByOneOrLostAreReadAsLibrb
   expect_identical(expected, got);
 }
 
+TEST_F(ReaderDiffTest, TheDirectReaderReadsTheSameWhateverItKeepsInFlight) {
+  const std::string pool = unique_name("limits");
+  ceph.create_pool(pool);
+  // Maps of every size: small images with data and snapshots, and one of 6 TiB whose
+  // head map (384 KiB) is larger than some of the budgets below.
+  for (int n = 0; n < 8; ++n) {
+    const std::string name = "img-" + std::to_string(n);
+    ceph.create_image(pool, name, static_cast<std::uint64_t>(8 + 8 * n) * k_mib);
+    ceph.write(pool, name, static_cast<std::uint64_t>(n) * k_mib, k_mib);
+    if (n % 3 == 0) {
+      ceph.snapshot(pool, name, "s1", /*protect=*/false);
+      ceph.write(pool, name, 4 * k_mib, k_mib);
+    }
+  }
+  constexpr std::uint64_t k_tib = std::uint64_t{1} << 40;
+  ceph.create_image(pool, "huge", 6 * k_tib);
+  ceph.write(pool, "huge", 5 * k_tib, 2 * k_mib);
+  ceph.snapshot(pool, "huge", "h1", /*protect=*/false);
+  ceph.write(pool, "huge", 0, k_mib);
+
+  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
+  const auto expected = read_all(librbd_source, {pool});
+  ASSERT_EQ(expected.size(), 9U);
+  EXPECT_EQ(image_named(expected, "huge").usage.used_bytes, 4 * k_mib);
+  // One image at a time; a map budget of one byte (every image's maps read alone, the
+  // others waiting with their headers in); one under the huge image's head map; and
+  // budgets that never bind.
+  for (const ceph::DirectReadLimits limits :
+       {ceph::DirectReadLimits{1, 1}, ceph::DirectReadLimits{4, 1},
+        ceph::DirectReadLimits{3, 100 * 1024}, ceph::DirectReadLimits{},
+        ceph::DirectReadLimits{256, k_tib}}) {
+    SCOPED_TRACE("images " + std::to_string(limits.images) + ", map bytes " +
+                 std::to_string(limits.map_bytes));
+    const DirectRead read = direct_read(ceph, pool, limits);
+    EXPECT_EQ(read.fallbacks, ceph::FallbackCounts{});
+    expect_identical(expected, read.images);
+  }
+}
+
 TEST_F(ReaderDiffTest, AnIdleImageKeepsItsUsageAndAWrittenOrLockedOneIsReadAgain) {
   const std::string pool = unique_name("carry");
   ceph.create_pool(pool);
@@ -649,7 +698,7 @@ TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
   };
   time("librbd serial", ceph::ImageReader::librbd, true);
   time("librbd 32 in flight", ceph::ImageReader::librbd, false);
-  time("direct 64 in flight", ceph::ImageReader::direct, false);
+  time("direct 256 in flight", ceph::ImageReader::direct, false);
   for (const auto& [what, s] : seconds) {
     std::cout << what << ": " << s << " s, " << s * 1000.0 / 1000 << " ms/image\n";
   }

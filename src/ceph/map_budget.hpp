@@ -1,0 +1,59 @@
+#pragma once
+
+/// Inside ceph/ only: how many object map bytes the direct reader reads at once. A slot
+/// count bounds the images in flight, not their maps: the head map of an image of 100 TiB
+/// in 4 MiB objects is 6.4 MiB, and 256 of them would be 1.6 GiB. Images whose maps would
+/// pass the budget wait, in the order they asked, until maps in flight are done with.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <utility>
+#include <vector>
+
+namespace rbdsync::ceph {
+
+class MapBudget {
+ public:
+  explicit MapBudget(std::uint64_t limit) : m_limit(limit) {}
+
+  /// Slot `at` asks to read maps of `bytes`: true when they may start now (counted in
+  /// flight from here on); false when they wait for release() to hand them out. Maps
+  /// larger than the whole budget start when no other maps are in flight, so a wait
+  /// always ends: whenever one waits, maps are in flight, and their release comes.
+  bool ask(std::size_t at, std::uint64_t bytes) {
+    if (m_waiting.empty() && fits(bytes)) {
+      m_in_flight += bytes;
+      return true;
+    }
+    m_waiting.emplace_back(at, bytes);
+    return false;
+  }
+
+  /// Maps of `bytes` that were in flight are done with. The waiting slots that may start
+  /// now, in the order they asked, each counted in flight.
+  std::vector<std::size_t> release(std::uint64_t bytes) {
+    m_in_flight -= bytes;
+    std::vector<std::size_t> start;
+    while (!m_waiting.empty() && fits(m_waiting.front().second)) {
+      m_in_flight += m_waiting.front().second;
+      start.push_back(m_waiting.front().first);
+      m_waiting.pop_front();
+    }
+    return start;
+  }
+
+  std::uint64_t in_flight() const { return m_in_flight; }
+  std::size_t waiting() const { return m_waiting.size(); }
+
+ private:
+  bool fits(std::uint64_t bytes) const {
+    return m_in_flight == 0 || (m_in_flight <= m_limit && bytes <= m_limit - m_in_flight);
+  }
+
+  const std::uint64_t m_limit;
+  std::uint64_t m_in_flight = 0;
+  std::deque<std::pair<std::size_t, std::uint64_t>> m_waiting;  ///< (slot, bytes)
+};
+
+}  // namespace rbdsync::ceph

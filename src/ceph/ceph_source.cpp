@@ -467,7 +467,8 @@ void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& ref
   }
   FallbackCounts fallbacks;
   read_images_direct(m_cluster->rados, m_cluster->rbd, io, pool, refs, m_cluster->exact_usage,
-                     on_read, fallbacks, &m_cluster->links(), LibrbdFallback::allowed, {}, marks);
+                     on_read, fallbacks, &m_cluster->links(), LibrbdFallback::allowed,
+                     DirectReadLimits{}, marks);
   std::size_t through_librbd = 0;
   for (const auto& [reason, count] : fallbacks) {
     through_librbd += count;

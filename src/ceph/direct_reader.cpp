@@ -774,7 +774,8 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     batch.start(io, refs[index], index);
     return true;
   };
-  // False: the image's snapshot maps are being read; its slot comes ready again.
+  // False: the image's object maps are being read, or it waits for the map budget
+  // (parked: a later call's budget.release() starts them); its slot comes ready again.
   const auto ready = [&](std::size_t at) {
     Slot& slot = batch.slot(at);
     const std::size_t index = slot.index;
@@ -802,10 +803,10 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     OrFallback<Image> image = assembler.assemble(slot);
     const std::uint64_t map_bytes = slot.map_bytes;
     batch.release(at);
-    for (const std::size_t next : budget.release(map_bytes)) {
+    budget.release(map_bytes, [&](std::size_t next) {
       start_maps(next, waiting[next]);
       waiting[next] = {};
-    }
+    });
     if (image.ok()) {
       sync::ImageRead read;
       read.image = std::move(*image.value);
@@ -821,7 +822,7 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     }
     return true;
   };
-  batch.run_all(refs.size(), start, ready);
+  batch.run_all(refs.size(), start, ready, [&budget] { return budget.waiting(); });
   io.set_namespace("");
 }
 

@@ -19,7 +19,7 @@ namespace rbdsync::ceph {
 /// How many images the direct reader keeps in flight. At 10,000 images on a 2-core host,
 /// 256 took 7-8% off both a full sync and a no-op against 64 (interleaved rounds), 128
 /// gained nothing, 512 no more than 256, and 1024 lost again (#18).
-inline constexpr std::size_t k_header_reads_in_flight = 256;
+inline constexpr std::size_t k_images_in_flight = 256;
 
 /// The object map bytes the direct reader keeps in flight beyond one image's: the maps of
 /// large images (the head map of 100 TiB in 4 MiB objects is 6.4 MiB) wait for those in
@@ -28,7 +28,7 @@ inline constexpr std::uint64_t k_map_bytes_in_flight = std::uint64_t{16} << 20U;
 
 /// What the direct reader keeps in flight at most.
 struct DirectReadLimits {
-  std::size_t images = k_header_reads_in_flight;
+  std::size_t images = k_images_in_flight;
   std::uint64_t map_bytes = k_map_bytes_in_flight;
 };
 

@@ -1,6 +1,5 @@
 #include "ceph/directory_pager.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <utility>
@@ -43,12 +42,13 @@ DirectoryPage directory_page(const std::string& ns,
       continue;
     }
     std::string id = key.substr(prefix.size());
-    std::string bytes = value.to_str();
+    const std::string bytes = value.to_str();
     if (auto name = decode_directory_name(bytes)) {
       page.images.push_back(inventory::ImageRef{ns, std::move(id), std::move(*name)});
     } else {
-      bytes.resize(std::min(bytes.size(), k_damaged_name_bytes));
-      page.damaged.push_back(inventory::ImageRef{ns, std::move(id), std::move(bytes)});
+      // A copy of the prefix, not the value's buffer cut short: that would keep its size.
+      page.damaged.push_back(
+          inventory::ImageRef{ns, std::move(id), bytes.substr(0, k_damaged_name_bytes)});
     }
   }
   return page;

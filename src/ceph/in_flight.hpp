@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -162,8 +163,20 @@ class InFlight {
   /// slot's owner still cleans up what those jobs left (their destructor).
   template <typename Start, typename Ready>
   void run_all(std::size_t count, Start start, Ready ready) {
+    run_all(count, start, ready, [] { return std::size_t{0}; });
+  }
+
+  /// As above, for a `ready` that may also park a job: return false having started
+  /// nothing on its slot, and start it in a later `ready` call (the direct reader's images
+  /// waiting for the map budget). `parked()` says how many jobs are parked. They come
+  /// ready only once started, and only this thread starts them: so it sleeps for a
+  /// quarter of the jobs really in flight, not of all, and on an exception waits for
+  /// those alone. A parked job's slot stays taken; its owner cleans it up.
+  template <typename Start, typename Ready, typename Parked>
+  void run_all(std::size_t count, Start start, Ready ready, Parked parked) {
     std::size_t next = 0;
-    std::size_t in_flight = 0;
+    std::size_t in_flight = 0;  ///< jobs holding a slot, parked ones included
+    const auto outstanding = [&] { return in_flight - std::min(in_flight, parked()); };
     try {
       while (next < count || in_flight > 0) {
         while (next < count && has_free()) {
@@ -175,9 +188,14 @@ class InFlight {
           wait_free();  // every slot is busy without a job of ours: one is finishing
           continue;
         }
-        // Every job in flight comes ready: waiting for a quarter of them is safe.
+        const std::size_t coming = outstanding();
+        if (coming == 0) {
+          // Nothing would ever wake this thread: a bug of the caller's, not a hang.
+          throw std::logic_error("every job in flight is parked, so none can come ready");
+        }
+        // Every job in flight but the parked comes ready: waiting for a quarter is safe.
         const std::optional<std::size_t> ready_at =
-            wait_ready_or_free(std::max<std::size_t>(in_flight / 4, 1), /*or_free=*/next < count);
+            wait_ready_or_free(std::max<std::size_t>(coming / 4, 1), /*or_free=*/next < count);
         if (!ready_at) {
           continue;  // a slot came free: start more
         }
@@ -190,7 +208,7 @@ class InFlight {
         }
       }
     } catch (...) {
-      for (; in_flight > 0; --in_flight) {
+      for (std::size_t coming = outstanding(); coming > 0; --coming) {
         wait_ready();
       }
       throw;

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <deque>
 #include <utility>
-#include <vector>
 
 namespace rbdsync::ceph {
 
@@ -30,17 +29,18 @@ class MapBudget {
     return false;
   }
 
-  /// Maps of `bytes` that were in flight are done with. The waiting slots that may start
-  /// now, in the order they asked, each counted in flight.
-  std::vector<std::size_t> release(std::uint64_t bytes) {
+  /// Maps of `bytes` that were in flight are done with. Starts the waiting slots that fit
+  /// now, in the order they asked: `start(slot)`, after which each counts in flight. A
+  /// slot leaves the queue only once `start` returned, so one whose start throws is still
+  /// waiting (waiting() still counts it), and so are those behind it.
+  template <typename Start>
+  void release(std::uint64_t bytes, Start start) {
     m_in_flight -= bytes;
-    std::vector<std::size_t> start;
     while (!m_waiting.empty() && fits(m_waiting.front().second)) {
+      start(m_waiting.front().first);
       m_in_flight += m_waiting.front().second;
-      start.push_back(m_waiting.front().first);
       m_waiting.pop_front();
     }
-    return start;
   }
 
   std::uint64_t in_flight() const { return m_in_flight; }

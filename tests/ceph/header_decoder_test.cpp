@@ -515,6 +515,17 @@ TEST(SnapshotMapsReadAhead, TheFirstSnapshotsWhoseMapsFitTheBudget) {
   EXPECT_EQ(snapshot_maps_read_ahead(header, 63 * 1024), std::vector<std::uint64_t>{});
 }
 
+TEST(ObjectMapBytes, TwoBitsAnObjectRoundedUpAndNoneForAnUncountableLayout) {
+  DecodedHeader header = read_ahead_header();
+  EXPECT_EQ(object_map_bytes(header, 1ULL << 40), std::optional<std::uint64_t>(64 * 1024));
+  EXPECT_EQ(object_map_bytes(header, 5 * 4 * k_mib), std::optional<std::uint64_t>(2));
+  EXPECT_EQ(object_map_bytes(header, 1), std::optional<std::uint64_t>(1));
+  EXPECT_EQ(object_map_bytes(header, 0), std::optional<std::uint64_t>(0));
+  header.stripe_unit = 64 * 1024;  // fancy striping whose object count overflows
+  header.stripe_count = std::uint64_t{1} << 44;
+  EXPECT_EQ(object_map_bytes(header, 1ULL << 40), std::nullopt);
+}
+
 TEST(SnapshotMapsReadAhead, NoneWithoutFastDiffOrPastAnUncountableLayout) {
   DecodedHeader header = read_ahead_header();
   header.features &= ~std::uint64_t{RBD_FEATURE_FAST_DIFF};

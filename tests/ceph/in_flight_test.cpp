@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "ceph/in_flight.hpp"
+#include "ceph/map_budget.hpp"
 
 namespace rbdsync::ceph {
 namespace {
@@ -196,6 +198,82 @@ TEST(InFlight, AThrowingReadyWaitsForEveryJobInFlight) {
                std::runtime_error);
   EXPECT_EQ(started, 4);
   EXPECT_EQ(completions.completed(), started);
+}
+
+/// Runs `job_count` jobs in `slot_count` slots as the direct reader runs images: once a
+/// job's first stage is ready it asks a MapBudget of `budget` for one unit and, when none
+/// is left, is parked until a finishing job's release starts it. `throw_at`: the ready of
+/// that job's second stage throws. How many times each job came ready.
+std::vector<int> run_parking_jobs(std::size_t job_count, std::size_t slot_count,
+                                  std::uint64_t budget_units, std::size_t throw_at = SIZE_MAX) {
+  Jobs jobs(slot_count);
+  MapBudget budget(budget_units);
+  std::vector<int> times_ready(job_count, 0);
+  std::vector<bool> second_stage(slot_count, false);
+  Completions completions(jobs);
+  const auto start_second_stage = [&](std::size_t at) {
+    second_stage[at] = true;
+    completions.complete_later(at, scrambled_delay(jobs.slot(at).number + 1));
+  };
+  jobs.run_all(
+      job_count,
+      [&](std::size_t job) {
+        const std::size_t at = jobs.take_free(/*renew=*/true);
+        jobs.slot(at).number = job;
+        second_stage[at] = false;
+        completions.complete_later(at, scrambled_delay(job));
+        return true;
+      },
+      [&](std::size_t at) {
+        const std::size_t job = jobs.slot(at).number;
+        ++times_ready[job];
+        if (!second_stage[at]) {
+          if (budget.ask(at, 1)) {
+            start_second_stage(at);
+          }
+          return false;  // started, or parked until a release starts it
+        }
+        if (job == throw_at) {
+          throw std::runtime_error("ready failed");
+        }
+        jobs.release(at);
+        budget.release(1, start_second_stage);
+        return true;
+      },
+      [&budget] { return budget.waiting(); });
+  return times_ready;
+}
+
+TEST(InFlight, JobsParkedByTheirReadyAreStartedByALaterOneAndEveryJobRuns) {
+  // 16 slots and one unit: nearly every job waits parked for the one in its second stage.
+  // Were the thread to sleep for a quarter of all jobs holding a slot (4), it would wait
+  // for ever for the one that can come.
+  const std::vector<int> times_ready = run_parking_jobs(60, 16, 1);
+  EXPECT_EQ(times_ready, std::vector<int>(60, 2));
+  // More units than slots: nothing parks.
+  EXPECT_EQ(run_parking_jobs(60, 16, 100), std::vector<int>(60, 2));
+}
+
+TEST(InFlight, AThrowingReadyWithJobsParkedWaitsOnlyForThoseReallyInFlight) {
+  // Job 3's second stage throws while most others are parked: they never come ready, and
+  // waiting for them would never end; every completion started still comes in (the
+  // Completions' threads are joined) before the exception leaves.
+  EXPECT_THROW(run_parking_jobs(60, 16, 1, /*throw_at=*/3), std::runtime_error);
+}
+
+TEST(InFlight, AllJobsParkedIsAnErrorNotAHang) {
+  Jobs jobs(2);
+  Completions completions(jobs);
+  EXPECT_THROW(jobs.run_all(
+                   2,
+                   [&](std::size_t /*job*/) {
+                     completions.complete_later(jobs.take_free(/*renew=*/true),
+                                                std::chrono::milliseconds(0));
+                     return true;
+                   },
+                   [](std::size_t /*at*/) { return false; },  // parks, and never starts
+                   [] { return std::size_t{2}; }),
+               std::logic_error);
 }
 
 }  // namespace

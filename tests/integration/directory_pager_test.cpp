@@ -176,7 +176,7 @@ TEST_F(DirectoryPagerTest, AnImageRemovedAfterItsPageWasListedIsReadAsGone) {
   // over, the image with the largest id of these has been listed and not yet read.
   // Removing it then is the removal between listing and reading that a live cluster
   // makes, without racing the sync.
-  constexpr int k_images = static_cast<int>(ceph::k_header_reads_in_flight) + 50;
+  constexpr int k_images = static_cast<int>(ceph::k_images_in_flight) + 50;
   static_assert(k_images <= static_cast<int>(ceph::k_directory_page), "one page");
   for (const ceph::ImageReader reader : {ceph::ImageReader::direct, ceph::ImageReader::librbd}) {
     SCOPED_TRACE(reader == ceph::ImageReader::direct ? "direct" : "librbd");

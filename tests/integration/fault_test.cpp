@@ -153,9 +153,10 @@ TEST_F(FaultTest, SigkillInTheWritePhaseLeavesTheDatabaseAsItWas) {
 }
 
 TEST_F(FaultTest, SignalWhileReadsAreInFlightRollsBackAndExitsWithTheSignalsCode) {
-  // Reads are held in flight at a frozen OSD (256 header reads with the direct reader, 32
-  // opens with librbd) when the signal comes; the OSD resumes before the grace period
-  // ends, so the run gets to stop on its own: roll back, record, release.
+  // Reads are held in flight at a frozen OSD (up to 256 header reads with the direct
+  // reader, all 200 here; 32 opens with librbd) when the signal comes; the OSD resumes
+  // before the grace period ends, so the run gets to stop on its own: roll back, record,
+  // release.
   const pid_t osd = pid_from_file(ceph_dir() + "/run/osd.0.pid");
   struct Case {
     const char* reader;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -197,8 +198,11 @@ struct DirectRead {
   ceph::FallbackCounts fallbacks;
 };
 
+/// `fail_after`: the callback throws once that many images were handed over, as a
+/// signal or a failed COPY makes it throw.
 DirectRead direct_read(CephAdmin& ceph, const std::string& pool,
-                       const ceph::DirectReadLimits& limits = {}) {
+                       const ceph::DirectReadLimits& limits = {},
+                       std::size_t fail_after = SIZE_MAX) {
   librados::Rados rados;
   EXPECT_EQ(rados.init(required_env("RBDSYNC_TEST_CEPH_ADMIN_ID").c_str()), 0);
   EXPECT_EQ(rados.conf_read_file(required_env("RBDSYNC_TEST_CEPH_CONF").c_str()), 0);
@@ -220,6 +224,9 @@ DirectRead direct_read(CephAdmin& ceph, const std::string& pool,
       [&](std::size_t index, sync::ImageRead r) {
         EXPECT_EQ(r.outcome, sync::ImageRead::Outcome::read) << refs[index].name << ": " << r.error;
         read.images.emplace(r.image.key, std::move(r.image));
+        if (read.images.size() >= fail_after) {
+          throw std::runtime_error("the sync failed while images were in flight");
+        }
       },
       read.fallbacks, nullptr, ceph::LibrbdFallback::allowed, limits);
   EXPECT_EQ(read.images.size(), refs.size());
@@ -491,10 +498,10 @@ TEST_F(ReaderDiffTest, TheDirectReaderReadsTheSameWhateverItKeepsInFlight) {
   ASSERT_EQ(expected.size(), 9U);
   EXPECT_EQ(image_named(expected, "huge").usage.used_bytes, 4 * k_mib);
   // One image at a time; a map budget of one byte (every image's maps read alone, the
-  // others waiting with their headers in); one under the huge image's head map; and
-  // budgets that never bind.
+  // others waiting with their headers in), with few images in flight and with all of
+  // them; one under the huge image's head map; and budgets that never bind.
   for (const ceph::DirectReadLimits limits :
-       {ceph::DirectReadLimits{1, 1}, ceph::DirectReadLimits{4, 1},
+       {ceph::DirectReadLimits{1, 1}, ceph::DirectReadLimits{4, 1}, ceph::DirectReadLimits{256, 1},
         ceph::DirectReadLimits{3, 100 * 1024}, ceph::DirectReadLimits{},
         ceph::DirectReadLimits{256, k_tib}}) {
     SCOPED_TRACE("images " + std::to_string(limits.images) + ", map bytes " +
@@ -503,6 +510,9 @@ TEST_F(ReaderDiffTest, TheDirectReaderReadsTheSameWhateverItKeepsInFlight) {
     EXPECT_EQ(read.fallbacks, ceph::FallbackCounts{});
     expect_identical(expected, read.images);
   }
+  // A failure while images wait for the budget leaves with its exception: the reads in
+  // flight are waited for, the waiting images are not (they never come).
+  EXPECT_THROW(direct_read(ceph, pool, {256, 1}, /*fail_after=*/1), std::runtime_error);
 }
 
 TEST_F(ReaderDiffTest, AnIdleImageKeepsItsUsageAndAWrittenOrLockedOneIsReadAgain) {

@@ -101,7 +101,8 @@ TEST_F(RowStagerTest, EveryRowReachesItsKindsTableWhateverTheBatchSize) {
     {
       RowStager stager(work, tables, batch_bytes, {}, 4096);
       for (int n = 0; n < k_rows; ++n) {
-        // Unevenly spread over the kinds: kind k gets rows n with n % 7 == k or n % 7 > 4.
+        // Unevenly spread over the kinds: kinds 0-3 get the rows with n % 7 == k, kind 4
+        // the rest.
         const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(n % 7), 4);
         stager.add(k_kinds[k], numbered_row(n));
         expected[k].push_back(std::to_string(n) + "|" + *numbered_row(n)[1]);

@@ -90,6 +90,37 @@ TEST(InFlight, EveryJobIsReadyOnceWhateverOrderTheyComplete) {
   EXPECT_EQ(times_ready, std::vector<int>(k_jobs, 1));
 }
 
+/// Jobs of two stages in `slot_count` slots, each stage completing on a thread of its
+/// own after a scrambled delay, and how many times each job came ready.
+struct TwoStageJobs {
+  TwoStageJobs(std::size_t job_count, std::size_t slot_count)
+      : jobs(slot_count), times_ready(job_count, 0), second_stage(slot_count, false) {}
+
+  /// run_all's `start`: job `job` takes a slot and its first stage begins.
+  bool start(std::size_t job) {
+    const std::size_t at = jobs.take_free(/*renew=*/true);
+    jobs.slot(at).number = job;
+    second_stage[at] = false;
+    completions.complete_later(at, scrambled_delay(job));
+    return true;
+  }
+  void start_second_stage(std::size_t at) {
+    second_stage[at] = true;
+    completions.complete_later(at, scrambled_delay(jobs.slot(at).number + 1));
+  }
+  /// Counts slot `at`'s job ready once more; its number.
+  std::size_t came_ready(std::size_t at) {
+    const std::size_t job = jobs.slot(at).number;
+    ++times_ready[job];
+    return job;
+  }
+
+  Jobs jobs;
+  std::vector<int> times_ready;
+  std::vector<bool> second_stage;  ///< by slot
+  Completions completions{jobs};   ///< last: its threads are joined before the rest goes
+};
+
 /// Runs `job_count` jobs in `slot_count` slots, each completing on a thread of its own;
 /// every `second_every`-th job starts a second completion once ready, as the direct
 /// reader reads an image's snapshot maps once its header is in. A handled slot is given
@@ -97,35 +128,23 @@ TEST(InFlight, EveryJobIsReadyOnceWhateverOrderTheyComplete) {
 /// frees it. How many times each job came ready.
 std::vector<int> run_two_stage_jobs(std::size_t job_count, std::size_t slot_count,
                                     std::size_t second_every, bool free_elsewhere) {
-  Jobs jobs(slot_count);
-  std::vector<int> times_ready(job_count, 0);
-  std::vector<bool> second_stage(slot_count, false);
-  Completions completions(jobs);
-  jobs.run_all(
-      job_count,
-      [&](std::size_t job) {
-        const std::size_t at = jobs.take_free(/*renew=*/true);
-        jobs.slot(at).number = job;
-        second_stage[at] = false;
-        completions.complete_later(at, scrambled_delay(job));
-        return true;
-      },
+  TwoStageJobs run(job_count, slot_count);
+  run.jobs.run_all(
+      job_count, [&](std::size_t job) { return run.start(job); },
       [&](std::size_t at) {
-        const std::size_t job = jobs.slot(at).number;
-        ++times_ready[job];
-        if (job % second_every == 0 && !second_stage[at]) {
-          second_stage[at] = true;
-          completions.complete_later(at, scrambled_delay(job + 1));
+        const std::size_t job = run.came_ready(at);
+        if (job % second_every == 0 && !run.second_stage[at]) {
+          run.start_second_stage(at);
           return false;
         }
         if (free_elsewhere) {
-          completions.free_later(at, scrambled_delay(job + 2));
+          run.completions.free_later(at, scrambled_delay(job + 2));
         } else {
-          jobs.release(at);
+          run.jobs.release(at);
         }
         return true;
       });
-  return times_ready;
+  return run.times_ready;
 }
 
 TEST(InFlight, AJobWhoseReadyStartsMoreComesReadyAgainAndStillHoldsItsSlot) {
@@ -206,42 +225,27 @@ TEST(InFlight, AThrowingReadyWaitsForEveryJobInFlight) {
 /// that job's second stage throws. How many times each job came ready.
 std::vector<int> run_parking_jobs(std::size_t job_count, std::size_t slot_count,
                                   std::uint64_t budget_units, std::size_t throw_at = SIZE_MAX) {
-  Jobs jobs(slot_count);
+  TwoStageJobs run(job_count, slot_count);
   MapBudget budget(budget_units);
-  std::vector<int> times_ready(job_count, 0);
-  std::vector<bool> second_stage(slot_count, false);
-  Completions completions(jobs);
-  const auto start_second_stage = [&](std::size_t at) {
-    second_stage[at] = true;
-    completions.complete_later(at, scrambled_delay(jobs.slot(at).number + 1));
-  };
-  jobs.run_all(
-      job_count,
-      [&](std::size_t job) {
-        const std::size_t at = jobs.take_free(/*renew=*/true);
-        jobs.slot(at).number = job;
-        second_stage[at] = false;
-        completions.complete_later(at, scrambled_delay(job));
-        return true;
-      },
+  run.jobs.run_all(
+      job_count, [&](std::size_t job) { return run.start(job); },
       [&](std::size_t at) {
-        const std::size_t job = jobs.slot(at).number;
-        ++times_ready[job];
-        if (!second_stage[at]) {
+        const std::size_t job = run.came_ready(at);
+        if (!run.second_stage[at]) {
           if (budget.ask(at, 1)) {
-            start_second_stage(at);
+            run.start_second_stage(at);
           }
           return false;  // started, or parked until a release starts it
         }
         if (job == throw_at) {
           throw std::runtime_error("ready failed");
         }
-        jobs.release(at);
-        budget.release(1, start_second_stage);
+        run.jobs.release(at);
+        budget.release(1, [&](std::size_t next) { run.start_second_stage(next); });
         return true;
       },
       [&budget] { return budget.waiting(); });
-  return times_ready;
+  return run.times_ready;
 }
 
 TEST(InFlight, JobsParkedByTheirReadyAreStartedByALaterOneAndEveryJobRuns) {

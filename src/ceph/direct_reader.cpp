@@ -283,14 +283,12 @@ class Assembler {
       return {};
     }
     const DecodedHeader& header = *decoded.value;
-    MapsWanted wanted{true, snapshot_maps_read_ahead(header, k_snapshot_map_read_ahead_bytes),
-                      object_map_bytes(header, header.size_bytes)};
-    // The maps read ahead are those of the header's first snapshots, whose sizes fit.
-    for (std::size_t i = 0; i < wanted.snapshots.size() && wanted.bytes; ++i) {
-      wanted.bytes =
-          *wanted.bytes + object_map_bytes(header, header.snapshots[i].size_bytes).value_or(0);
+    MapReadAhead read_ahead = snapshot_maps_read_ahead(header, k_snapshot_map_read_ahead_bytes);
+    std::optional<std::uint64_t> bytes = object_map_bytes(header, header.size_bytes);
+    if (bytes) {
+      *bytes += read_ahead.bytes;
     }
-    return wanted;
+    return {true, std::move(read_ahead.snapshot_ids), bytes};
   }
 
   /// The image; or why librbd must read it; or the damage that keeps both from it.

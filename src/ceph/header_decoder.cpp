@@ -608,25 +608,20 @@ std::optional<std::uint64_t> object_map_bytes(const DecodedHeader& header,
   return ceil_div(*objects, 4);
 }
 
-std::vector<std::uint64_t> snapshot_maps_read_ahead(const DecodedHeader& header,
-                                                    std::uint64_t budget_bytes) {
-  std::vector<std::uint64_t> ids;
+MapReadAhead snapshot_maps_read_ahead(const DecodedHeader& header, std::uint64_t budget_bytes) {
+  MapReadAhead read_ahead;
   if ((header.features & RBD_FEATURE_FAST_DIFF) == 0) {
-    return ids;  // no map is read: the usage is unknown
+    return read_ahead;  // no map is read: the usage is unknown
   }
-  std::uint64_t bytes = 0;
   for (const HeaderSnapshot& snap : header.snapshots) {
     const std::optional<std::uint64_t> map_bytes = object_map_bytes(header, snap.size_bytes);
-    if (!map_bytes) {
+    if (!map_bytes || *map_bytes > budget_bytes - read_ahead.bytes) {
       break;
     }
-    bytes += *map_bytes;
-    if (bytes > budget_bytes) {
-      break;
-    }
-    ids.push_back(snap.id);
+    read_ahead.bytes += *map_bytes;
+    read_ahead.snapshot_ids.push_back(snap.id);
   }
-  return ids;
+  return read_ahead;
 }
 
 namespace {

@@ -204,11 +204,16 @@ std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_
 std::optional<std::uint64_t> object_map_bytes(const DecodedHeader& header,
                                               std::uint64_t size_bytes);
 
+/// Snapshot object maps to read ahead, and what they come to together.
+struct MapReadAhead {
+  std::vector<std::uint64_t> snapshot_ids;
+  std::uint64_t bytes = 0;  ///< 2 bits an object, as object_map_bytes()
+};
+
 /// The snapshots of `header` whose object maps may be read ahead, all at once, before the
 /// fast diff walks them: the first ones, in the header's order, whose maps come to at
-/// most `budget_bytes` together (2 bits an object); none without fast-diff. The walk
-/// reads the others, if it needs them, one at a time.
-std::vector<std::uint64_t> snapshot_maps_read_ahead(const DecodedHeader& header,
-                                                    std::uint64_t budget_bytes);
+/// most `budget_bytes` together; none without fast-diff. The walk reads the others, if it
+/// needs them, one at a time.
+MapReadAhead snapshot_maps_read_ahead(const DecodedHeader& header, std::uint64_t budget_bytes);
 
 }  // namespace rbdsync::ceph

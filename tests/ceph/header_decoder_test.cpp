@@ -509,10 +509,16 @@ DecodedHeader read_ahead_header() {
 
 TEST(SnapshotMapsReadAhead, TheFirstSnapshotsWhoseMapsFitTheBudget) {
   const DecodedHeader header = read_ahead_header();
-  EXPECT_EQ(snapshot_maps_read_ahead(header, 256 * 1024), (std::vector<std::uint64_t>{4, 7, 9}));
-  EXPECT_EQ(snapshot_maps_read_ahead(header, 255 * 1024), (std::vector<std::uint64_t>{4, 7}));
-  EXPECT_EQ(snapshot_maps_read_ahead(header, 191 * 1024), (std::vector<std::uint64_t>{4}));
-  EXPECT_EQ(snapshot_maps_read_ahead(header, 63 * 1024), std::vector<std::uint64_t>{});
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 256 * 1024).snapshot_ids,
+            (std::vector<std::uint64_t>{4, 7, 9}));
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 256 * 1024).bytes, 256U * 1024);
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 255 * 1024).snapshot_ids,
+            (std::vector<std::uint64_t>{4, 7}));
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 255 * 1024).bytes, 192U * 1024);
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 191 * 1024).snapshot_ids,
+            (std::vector<std::uint64_t>{4}));
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 63 * 1024).snapshot_ids, std::vector<std::uint64_t>{});
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 63 * 1024).bytes, 0U);
 }
 
 TEST(ObjectMapBytes, TwoBitsAnObjectRoundedUpAndNoneForAnUncountableLayout) {
@@ -529,11 +535,13 @@ TEST(ObjectMapBytes, TwoBitsAnObjectRoundedUpAndNoneForAnUncountableLayout) {
 TEST(SnapshotMapsReadAhead, NoneWithoutFastDiffOrPastAnUncountableLayout) {
   DecodedHeader header = read_ahead_header();
   header.features &= ~std::uint64_t{RBD_FEATURE_FAST_DIFF};
-  EXPECT_EQ(snapshot_maps_read_ahead(header, 1ULL << 30), std::vector<std::uint64_t>{});
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 1ULL << 30).snapshot_ids,
+            std::vector<std::uint64_t>{});
   header = read_ahead_header();
   header.stripe_unit = 64 * 1024;  // fancy striping whose object count overflows
   header.stripe_count = std::uint64_t{1} << 44;
-  EXPECT_EQ(snapshot_maps_read_ahead(header, 1ULL << 30), std::vector<std::uint64_t>{});
+  EXPECT_EQ(snapshot_maps_read_ahead(header, 1ULL << 30).snapshot_ids,
+            std::vector<std::uint64_t>{});
 }
 
 }  // namespace

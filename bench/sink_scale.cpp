@@ -360,6 +360,11 @@ class SimSource : public sync::InventorySource {
     return listing;
   }
 
+  /// The same entries again: the simulated trash does not change during a sync.
+  std::vector<inventory::TrashEntry> list_trash(const inventory::Pool& pool) override {
+    return m_cluster.trash(plan_for(pool));
+  }
+
   sync::ImageRead read_image(const inventory::Pool& /*pool*/,
                              const inventory::ImageRef& ref) override {
     return read_at(SimCluster::index_of(ref));

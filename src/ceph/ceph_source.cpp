@@ -325,19 +325,37 @@ sync::PoolListing CephSource::list_pool(const Pool& pool) {
   names.insert(names.begin(), "");
   librados::IoCtx& io = m_cluster->pool_context(pool);
   for (const std::string& ns : names) {
+    list_namespace_trash(pool, ns, listing.trash);
     io.set_namespace(ns);
-    std::vector<librbd::trash_image_info_t> trash;
-    const int trashed = m_cluster->rbd.trash_list(io, trash);
-    if (trashed != -ENOENT) {
-      check(trashed, "cannot list the trash of pool '" + pool.name + "'" + namespace_suffix(ns));
-    }
-    for (auto& entry : trash) {
-      listing.trash.push_back(trash_entry(pool, ns, entry));
-    }
     listing.image_count += count_directory(io, ns);
   }
   io.set_namespace("");
   return listing;
+}
+
+std::vector<inventory::TrashEntry> CephSource::list_trash(const Pool& pool) {
+  std::vector<std::string> names = list_namespaces(pool);
+  names.insert(names.begin(), "");
+  std::vector<inventory::TrashEntry> entries;
+  for (const std::string& ns : names) {
+    list_namespace_trash(pool, ns, entries);
+  }
+  return entries;
+}
+
+void CephSource::list_namespace_trash(const Pool& pool, const std::string& ns,
+                                      std::vector<inventory::TrashEntry>& entries) {
+  librados::IoCtx& io = m_cluster->pool_context(pool);
+  io.set_namespace(ns);
+  std::vector<librbd::trash_image_info_t> trash;
+  const int trashed = m_cluster->rbd.trash_list(io, trash);
+  io.set_namespace("");
+  if (trashed != -ENOENT) {
+    check(trashed, "cannot list the trash of pool '" + pool.name + "'" + namespace_suffix(ns));
+  }
+  for (const librbd::trash_image_info_t& entry : trash) {
+    entries.push_back(trash_entry(pool, ns, entry));
+  }
 }
 
 namespace {

@@ -53,6 +53,8 @@ class CephSource : public sync::InventorySource {
   /// The namespaces and trash of `pool`; the images are counted, not kept: a pass over
   /// each namespace's directory (DirectoryPager) and the trash entries being removed.
   sync::PoolListing list_pool(const inventory::Pool& pool) override;
+  /// librbd's trash_list() of each namespace: what `rbd trash ls` shows.
+  std::vector<inventory::TrashEntry> list_trash(const inventory::Pool& pool) override;
   /// Never throws for a failure of this one image (see sync::ImageRead); throws Error
   /// for EACCES, EPERM, ETIMEDOUT, ENOTCONN, ECONNREFUSED and ESHUTDOWN, except the
   /// EPERM of what lives in another pool (ceph/not_permitted.hpp): stored as unknown.
@@ -80,6 +82,9 @@ class CephSource : public sync::InventorySource {
   /// Moves the pools this client may not read out of `selection.pools`: into
   /// `unreadable` for a sync of every pool, else throws Error(ExitCode::no_permission).
   void keep_readable(bool every_pool, sync::PoolSelection& selection);
+  /// Appends the trash entries of namespace `ns` of `pool` to `entries`.
+  void list_namespace_trash(const inventory::Pool& pool, const std::string& ns,
+                            std::vector<inventory::TrashEntry>& entries);
   /// The named namespaces of `pool` ("" not included).
   std::vector<std::string> list_namespaces(const inventory::Pool& pool);
   /// Reads the images of namespace `ns` of `pool`, page by page.

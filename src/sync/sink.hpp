@@ -84,7 +84,10 @@ class SinkTransaction {
   /// beyond 2^63-1), having added none of it: the image is then unreadable, not the run.
   /// Any other Error (the sink itself failed, e.g. lost its database) fails the run.
   virtual void add_image(const inventory::Image& image) = 0;
-  /// A trash entry. Each key at most once.
+  /// A trash entry. Each key at most once. An entry whose key was also added as an
+  /// image is not stored: an image moving to or from the trash is listed in both for a
+  /// moment (librbd adds one entry before it removes the other), and while the sync ran
+  /// the directory and its own read found it an image.
   virtual void add_trash(const inventory::TrashEntry& entry) = 0;
 
   /// Makes the stored inventory of the cluster, within `scope`, equal to what was

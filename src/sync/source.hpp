@@ -32,7 +32,7 @@ struct PoolSelection {
 /// grow with the pool.
 struct PoolListing {
   std::vector<inventory::Namespace> namespaces;  ///< named ones; "" is implied
-  std::vector<inventory::TrashEntry> trash;      ///< in every namespace
+  std::vector<inventory::TrashEntry> trash;      ///< in every namespace (list_trash())
   /// The images in every namespace, as counted now: for progress only. Images created
   /// or removed before read_pool_images() reaches them make it meet more or fewer.
   std::size_t image_count = 0;
@@ -87,6 +87,12 @@ class InventorySource {
 
   /// The namespaces and trash of `pool`, and how many images it holds now.
   virtual PoolListing list_pool(const inventory::Pool& pool) = 0;
+
+  /// The trash entries of `pool`, in every namespace, as they are now. The syncer lists
+  /// the trash before and again after reading a pool's images: an image moved to the
+  /// trash in between, before the directory page that would have held it was read, is
+  /// then met in the second listing rather than in neither.
+  virtual std::vector<inventory::TrashEntry> list_trash(const inventory::Pool& pool) = 0;
 
   /// Reads one image, with its snapshots, watchers and lockers: the syncer's retry of
   /// an image whose read failed.

@@ -31,9 +31,10 @@ StaleImage stale_image(const inventory::Pool& pool, const inventory::ImageRef& r
                     shown_path(pool, ref), std::move(error)};
 }
 
-/// Trash entries can be met twice in one sync: an image listed, then removed (which
-/// goes through the trash) while the sync ran, is found in the trash by its read, and
-/// may also have been in the trash listing of a later pool pass. Each key is stored once.
+/// Trash entries are met more than once in one sync: each pool's trash is listed before
+/// and after its images are read, and an image listed, then removed (which goes through
+/// the trash) while the sync ran, is found in the trash by its read. Each key is stored
+/// once.
 class TrashKeys {
  public:
   bool first_time(const inventory::TrashEntry& entry) {
@@ -173,11 +174,7 @@ class SyncRun {
       for (const inventory::Namespace& ns : listing.namespaces) {
         m_transaction->add_namespace(ns);
       }
-      for (const inventory::TrashEntry& entry : listing.trash) {
-        if (m_trash_keys.first_time(entry)) {
-          m_transaction->add_trash(entry);
-        }
-      }
+      add_trash(listing.trash);
     }
     spdlog::info("listing: {} pools, {} images in {:.3f}s", m_report.pools, m_total,
                  seconds_since(m_start));
@@ -237,6 +234,19 @@ class SyncRun {
       check_interrupted();
       apply(pool, ref, m_source.read_image(pool, ref), *m_transaction, m_trash_keys, m_report);
       count_done();
+    }
+    // The trash was listed before the images were read, and is again now: an image moved
+    // to the trash in between, before the directory page that held it was read, is in
+    // this listing only; one restored after its page was read, in the first only. Met in
+    // a listing and in the directory, it is stored as an image (SinkTransaction).
+    add_trash(m_source.list_trash(pool));
+  }
+
+  void add_trash(const std::vector<inventory::TrashEntry>& entries) {
+    for (const inventory::TrashEntry& entry : entries) {
+      if (m_trash_keys.first_time(entry)) {
+        m_transaction->add_trash(entry);
+      }
     }
   }
 

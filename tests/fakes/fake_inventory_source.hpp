@@ -41,6 +41,9 @@ class FakeInventorySource : public sync::InventorySource {
   std::vector<inventory::Image> created_after_listing;
   /// Image ids removed from `images` once the pools have been listed: counted, never met.
   std::set<std::string> removed_after_listing;
+  /// Added to `trash` once the pools have been listed, before the first page is read:
+  /// with removed_after_listing, images moved to the trash before their page was read.
+  std::vector<inventory::TrashEntry> trashed_after_listing;
 
   void add_pool(std::int64_t id, const std::string& name) {
     inventory::Pool pool;
@@ -116,12 +119,18 @@ class FakeInventorySource : public sync::InventorySource {
     for (const auto& image : images) {
       listing.image_count += image.key.pool_id == pool.id ? 1 : 0;
     }
+    listing.trash = list_trash(pool);
+    return listing;
+  }
+
+  std::vector<inventory::TrashEntry> list_trash(const inventory::Pool& pool) override {
+    std::vector<inventory::TrashEntry> entries;
     for (const auto& entry : trash) {
       if (entry.pool_id == pool.id) {
-        listing.trash.push_back(entry);
+        entries.push_back(entry);
       }
     }
-    return listing;
+    return entries;
   }
 
   /// As a source carries the usage of idle images: an image whose usage_mark is its
@@ -131,6 +140,8 @@ class FakeInventorySource : public sync::InventorySource {
     marks_seen = marks.size();
     images.insert(images.end(), created_after_listing.begin(), created_after_listing.end());
     created_after_listing.clear();
+    trash.insert(trash.end(), trashed_after_listing.begin(), trashed_after_listing.end());
+    trashed_after_listing.clear();
     images.erase(std::remove_if(images.begin(), images.end(),
                                 [this](const inventory::Image& image) {
                                   return removed_after_listing.count(image.key.image_id) != 0;

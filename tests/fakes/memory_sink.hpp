@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -168,8 +169,17 @@ class MemorySink : public sync::InventorySink {
           cluster.namespaces, seen.namespaces,
           [](const inventory::Namespace& ns) { return tied(ns); },
           [&](const inventory::Namespace& ns) { return pool_in_scope(ns.pool_id); }, never);
+      // As the database: an entry with the key of an image added is not stored.
+      std::vector<inventory::TrashEntry> seen_trash;
+      std::copy_if(
+          seen.trash.begin(), seen.trash.end(), std::back_inserter(seen_trash),
+          [&](const inventory::TrashEntry& entry) {
+            const inventory::ImageKey key{entry.pool_id, entry.pool_namespace, entry.image_id};
+            return std::none_of(seen.images.begin(), seen.images.end(),
+                                [&](const inventory::Image& image) { return image.key == key; });
+          });
       counts.trash = merge<inventory::TrashEntry>(
-          cluster.trash, seen.trash,
+          cluster.trash, seen_trash,
           [](const inventory::TrashEntry& entry) {
             return std::make_tuple(entry.pool_id, entry.pool_namespace, entry.image_id);
           },

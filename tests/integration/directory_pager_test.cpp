@@ -33,14 +33,6 @@ void check(int r, const std::string& what) {
   }
 }
 
-ceph::CephConfig config(ceph::ImageReader reader = ceph::ImageReader::direct) {
-  ceph::CephConfig config;
-  config.reader = reader;
-  config.conf_path = required_env("RBDSYNC_TEST_CEPH_CONF");
-  config.client_name = "client." + required_env("RBDSYNC_TEST_CEPH_ADMIN_ID");
-  return config;
-}
-
 class DirectoryPagerTest : public IntegrationTest {
  protected:
   void SetUp() override {
@@ -63,7 +55,7 @@ class DirectoryPagerTest : public IntegrationTest {
 
   /// What CephSource::read_pool_images() met, by namespace, and how reading each went.
   std::map<std::string, Listed> paged(std::map<std::string, sync::ImageRead>* reads = nullptr) {
-    ceph::CephSource source(config());
+    ceph::CephSource source(admin_ceph_config());
     const inventory::Pool info = source.list_pools({pool}).pools.at(0);
     std::map<std::string, Listed> met;
     source.read_pool_images(info, {}, [&](const inventory::ImageRef& ref, sync::ImageRead read) {
@@ -123,7 +115,7 @@ TEST_F(DirectoryPagerTest, PagedListingMeetsExactlyWhatList2Lists) {
     EXPECT_EQ(read.outcome, sync::ImageRead::Outcome::read) << id << ": " << read.error;
   }
 
-  ceph::CephSource source(config());
+  ceph::CephSource source(admin_ceph_config());
   const inventory::Pool info = source.list_pools({pool}).pools.at(0);
   EXPECT_EQ(source.list_pool(info).image_count, ceph::k_directory_page + 80);
 }
@@ -184,7 +176,7 @@ TEST_F(DirectoryPagerTest, AnImageRemovedAfterItsPageWasListedIsReadAsGone) {
     ceph.create_pool(pool);
     ceph.create_images(pool, "img", k_images, 4);
     const auto [victim_id, victim] = *list2("").rbegin();
-    ceph::CephSource source(config(reader));
+    ceph::CephSource source(admin_ceph_config(reader));
     const inventory::Pool info = source.list_pools({pool}).pools.at(0);
     std::map<std::string, sync::ImageRead> reads;
     source.read_pool_images(info, {}, [&](const inventory::ImageRef& ref, sync::ImageRead read) {

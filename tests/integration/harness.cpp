@@ -56,6 +56,14 @@ std::string required_env(const char* name) {
   return value;
 }
 
+ceph::CephConfig admin_ceph_config(ceph::ImageReader reader) {
+  ceph::CephConfig config;
+  config.reader = reader;
+  config.conf_path = required_env("RBDSYNC_TEST_CEPH_CONF");
+  config.client_name = "client." + required_env("RBDSYNC_TEST_CEPH_ADMIN_ID");
+  return config;
+}
+
 std::string literal(const std::string& text) {
   std::string quoted = "'";
   for (const char c : text) {
@@ -565,7 +573,7 @@ void CephAdmin::write(const std::string& pool, const std::string& image_name, st
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     pattern[i] = static_cast<char>('a' + i % 26);
   }
-  ceph::bufferlist data;
+  librados::bufferlist data;
   data.append(pattern);
   const ssize_t written = image.write(offset, length, data);
   check(written < 0 ? static_cast<int>(written) : 0, "writing to image " + image_name);
@@ -603,8 +611,8 @@ void CephAdmin::rename_pool(const std::string& from, const std::string& to) {
 }
 
 std::string CephAdmin::mon_command(const std::string& command) {
-  ceph::bufferlist in;
-  ceph::bufferlist out;
+  librados::bufferlist in;
+  librados::bufferlist out;
   std::string status;
   const int r = m_rados.mon_command(command, in, &out, &status);
   check(r, "mon command " + command + " (" + status + ")");

@@ -20,6 +20,7 @@
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
+#include "ceph/ceph_source.hpp"
 #include "support/scoped_temp_dir.hpp"
 
 namespace rbdsync::testing {
@@ -27,6 +28,9 @@ namespace rbdsync::testing {
 /// The value of an environment variable that scripts/test.sh sets. Throws when it is
 /// unset: a missing service fails the test, it never skips it.
 std::string required_env(const char* name);
+
+/// The configuration of an in-process CephSource on the test cluster, as its admin.
+ceph::CephConfig admin_ceph_config(ceph::ImageReader reader = ceph::ImageReader::direct);
 
 /// A name no other test (or test run) uses: "<prefix>-<pid>-<n>".
 std::string unique_name(const std::string& prefix);

@@ -27,14 +27,6 @@ namespace {
 constexpr std::uint64_t k_mib = 1ULL << 20;
 constexpr std::uint64_t k_all_features = 0x3d;
 
-ceph::CephConfig config(ceph::ImageReader reader) {
-  ceph::CephConfig config;
-  config.conf_path = required_env("RBDSYNC_TEST_CEPH_CONF");
-  config.client_name = "client." + required_env("RBDSYNC_TEST_CEPH_ADMIN_ID");
-  config.reader = reader;
-  return config;
-}
-
 /// Every image of `pools`, read with read_pool_images(), by key.
 std::map<inventory::ImageKey, inventory::Image> read_all(ceph::CephSource& source,
                                                          const std::vector<std::string>& pools,
@@ -317,8 +309,8 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   flattened_clone("flat-deep", k_all_features);
   flattened_clone("flat-shallow", k_all_features & ~std::uint64_t{RBD_FEATURE_DEEP_FLATTEN});
 
-  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
-  ceph::CephSource direct_source(config(ceph::ImageReader::direct));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
+  ceph::CephSource direct_source(admin_ceph_config(ceph::ImageReader::direct));
   const auto expected = read_all(librbd_source, {pool, second});
   const auto got = read_all(direct_source, {pool, second});
   // + features-*, history, small-objects and the clones above
@@ -395,8 +387,8 @@ TEST_F(ReaderDiffTest, OpenStackLikePoolIsReadDirectlyAndIdentically) {
   ceph.create_pool(second);
   fill_openstack_like(ceph, pool, second);
 
-  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
-  ceph::CephSource direct_source(config(ceph::ImageReader::direct));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
+  ceph::CephSource direct_source(admin_ceph_config(ceph::ImageReader::direct));
   const auto expected = read_all(librbd_source, {pool, second});
   const auto got = read_all(direct_source, {pool, second});
   ASSERT_EQ(expected.size(), 11U);
@@ -460,8 +452,8 @@ TEST_F(ReaderDiffTest, SnapshotMapsReadWithTheHeaderOneByOneOrLostAreReadAsLibrb
   // invalid, after which neither reader reads it.
   EXPECT_EQ(direct_fallbacks(ceph, pool),
             (ceph::FallbackCounts{{"cannot read a snapshot's object map", 1}}));
-  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
-  ceph::CephSource direct_source(config(ceph::ImageReader::direct));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
+  ceph::CephSource direct_source(admin_ceph_config(ceph::ImageReader::direct));
   const auto expected = read_all(librbd_source, {pool});
   const auto got = read_all(direct_source, {pool});
   ASSERT_EQ(expected.size(), 3U);
@@ -493,7 +485,7 @@ TEST_F(ReaderDiffTest, TheDirectReaderReadsTheSameWhateverItKeepsInFlight) {
   ceph.snapshot(pool, "huge", "h1", /*protect=*/false);
   ceph.write(pool, "huge", 0, k_mib);
 
-  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
   const auto expected = read_all(librbd_source, {pool});
   ASSERT_EQ(expected.size(), 9U);
   EXPECT_EQ(image_named(expected, "huge").usage.used_bytes, 4 * k_mib);
@@ -533,7 +525,7 @@ TEST_F(ReaderDiffTest, AnIdleImageKeepsItsUsageAndAWrittenOrLockedOneIsReadAgain
   // Holds the exclusive lock from before the first read to after the second: its header
   // does not change meanwhile, but its holder may write the maps at any time.
   const ImageHolder holder(pool, "", "locked");
-  ceph::CephSource direct(config(ceph::ImageReader::direct));
+  ceph::CephSource direct(admin_ceph_config(ceph::ImageReader::direct));
   const auto first = read_all(direct, {pool});
   sync::UsageMarks marks;
   for (const auto& [key, image] : first) {
@@ -561,7 +553,7 @@ TEST_F(ReaderDiffTest, AnIdleImageKeepsItsUsageAndAWrittenOrLockedOneIsReadAgain
   }
   EXPECT_NE(image_named(second, "written").usage_mark, image_named(first, "written").usage_mark);
   // What was read again is what librbd reads now: the write shows.
-  ceph::CephSource librbd(config(ceph::ImageReader::librbd));
+  ceph::CephSource librbd(admin_ceph_config(ceph::ImageReader::librbd));
   const auto expected = read_all(librbd, {pool});
   // The head's usage is what changed since s1, in whole 4 MiB objects: one, then two.
   EXPECT_EQ(image_named(first, "written").usage.used_bytes, 4 * k_mib);
@@ -652,8 +644,8 @@ TEST_F(ReaderDiffTest, DirectReaderReadsASnapshotMirroredPoolItself) {
     EXPECT_EQ(image.mirror_image_enable2(RBD_MIRROR_IMAGE_MODE_JOURNAL), 0);
   });
 
-  ceph::CephSource librbd_source(config(ceph::ImageReader::librbd));
-  ceph::CephSource direct_source(config(ceph::ImageReader::direct));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
+  ceph::CephSource direct_source(admin_ceph_config(ceph::ImageReader::direct));
   const auto expected = read_all(librbd_source, {pool});
   const auto got = read_all(direct_source, {pool});
   ASSERT_EQ(expected.size(), 8U);
@@ -684,7 +676,7 @@ TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
   std::map<std::string, double> seconds;
   std::size_t counted = 0;
   const auto time = [&](const std::string& what, ceph::ImageReader reader, bool serial) {
-    ceph::CephSource source(config(reader));
+    ceph::CephSource source(admin_ceph_config(reader));
     const auto pools = source.list_pools({pool}).pools;
     const auto start = std::chrono::steady_clock::now();
     std::size_t read = 0;

@@ -245,5 +245,31 @@ TEST_F(SinkStreamTest, SessionEndedWhileReadingFailsTheSyncAndLeavesTheInventory
   EXPECT_EQ(db.checksum(), before) << "the inventory must be exactly as before";
 }
 
+TEST_F(SinkStreamTest, ATrashEntryWithTheKeyOfAnImageAddedIsNotStored) {
+  const std::string run_id = prepare(db);
+  db::PgStore store(db.conninfo());
+  store.set_run_id(run_id);
+  const auto transaction = store.begin(k_fsid, "test-cluster", sync::UsageMarksWanted::no);
+  const Inventory inventory = made_up_inventory(1);
+  transaction->add_pools(inventory.pools);
+  for (const inventory::Namespace& ns : inventory.namespaces) {
+    transaction->add_namespace(ns);
+  }
+  const inventory::Image& image = inventory.images.at(0);
+  transaction->add_image(image);
+  const inventory::ImageKey& key = image.key;
+  ASSERT_FALSE(key.pool_namespace.empty());
+  // The image's own key, the same id in another namespace, and another id.
+  transaction->add_trash({key.pool_id, key.pool_namespace, key.image_id, image.name, "user", 1, 2});
+  transaction->add_trash({key.pool_id, "", key.image_id, "twin", "user", 1, 2});
+  transaction->add_trash({key.pool_id, key.pool_namespace, "other-id", "other", "user", 1, 2});
+  const sync::StoreCounts counts = transaction->store({}, {});
+  transaction->commit();
+  EXPECT_EQ(counts.images.added, 1U);
+  EXPECT_EQ(counts.trash.added, 2U);
+  EXPECT_EQ(counts.trash.unchanged, 0U);
+  EXPECT_EQ(db.rows("SELECT name FROM rbdsync.trash"), (std::vector<std::string>{"other", "twin"}));
+}
+
 }  // namespace
 }  // namespace rbdsync::testing

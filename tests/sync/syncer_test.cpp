@@ -407,6 +407,30 @@ TEST_F(SyncerTest, TrashEntryListedAndFoundByTheReadIsStoredOnce) {
   EXPECT_EQ(stored().trash[0].image_id, "id-a");
 }
 
+TEST_F(SyncerTest, AnImageMovedToTheTrashBeforeItsPageWasReadIsStoredInTheTrash) {
+  sync();
+  // Counted and not in the first trash listing; gone from the directory when its page is
+  // read: only the trash listed again after the reads holds it.
+  source.removed_after_listing.insert("id-b");
+  source.trashed_after_listing.push_back({1, "", "id-b", "b", "user", 1, 1});
+  const SyncReport report = sync();
+  EXPECT_EQ(report.counts.images.removed, 1U);
+  EXPECT_EQ(report.counts.trash.added, 1U);
+  ASSERT_EQ(stored().trash.size(), 1U);
+  EXPECT_EQ(stored().trash[0].image_id, "id-b");
+  EXPECT_EQ(stored().trash[0].source, "user");
+}
+
+TEST_F(SyncerTest, AnImageInATrashListingAndReadFromTheDirectoryIsStoredAsAnImageOnly) {
+  // Restored from the trash after it was listed, before its page was read (or caught
+  // between librbd's two writes of a move).
+  source.trash.push_back({1, "", "id-a", "a", "user", 1, 1});
+  const SyncReport report = sync();
+  EXPECT_EQ(report.counts.images.added, 3U);
+  EXPECT_EQ(report.counts.trash.added, 0U);
+  EXPECT_TRUE(stored().trash.empty());
+}
+
 TEST_F(SyncerTest, ReportSaysHowTheSourceReadTheImages) {
   source.methods.images = {{"header", 2}, {"librbd", 1}};
   source.methods.fallbacks = {{"clone", 1}};

@@ -154,7 +154,7 @@ class PgTransaction : public sync::SinkTransaction {
     return translated("writing the inventory", [&] {
       m_stager.finish();
       begin_writing();
-      InventoryTables tables(m_work, m_stager, staged_trash_of_no_image());
+      InventoryTables tables(m_work, m_stager);
       stage_stale_images(stale);
       write_all(tables, scope);
       const std::size_t unreadable_added = mark_stale();
@@ -186,17 +186,23 @@ class PgTransaction : public sync::SinkTransaction {
     };
   }
 
-  /// The five inventory tables of one store(), their rows staged (of the trash,
-  /// `trash_staged`: staged_trash_of_no_image()).
+  /// The five inventory tables of one store(), their rows staged.
   struct InventoryTables {
-    InventoryTables(pqxx::work& work, const RowStager& stager, std::size_t trash_staged)
+    InventoryTables(pqxx::work& work, const RowStager& stager)
         : pools(work, pools_table(), stager.staged(StagedKind::pools)),
           namespaces(work, namespaces_table(), stager.staged(StagedKind::namespaces)),
           images(work, images_table(), stager.staged(StagedKind::images)),
           snapshots(work, snapshots_table(), stager.staged(StagedKind::snapshots)),
-          trash(work, trash_table(), trash_staged) {
+          trash(work, trash_table(), stager.staged(StagedKind::trash)) {
       for (TableSync* table : {&pools, &namespaces, &images, &snapshots, &trash}) {
         table->analyze_staged();
+      }
+      // An image moving to or from the trash while the sync read it is stored as the
+      // image it was read as (sync::SinkTransaction::add_trash).
+      const std::size_t unstaged = trash.unstage_keys_staged_in(images);
+      if (unstaged > 0) {
+        spdlog::debug("{} trash entr{} also read as images: stored as images", unstaged,
+                      unstaged == 1 ? "y" : "ies");
       }
     }
 
@@ -240,30 +246,6 @@ class PgTransaction : public sync::SinkTransaction {
     m_work.exec_params(
         "UPDATE rbdsync.clusters SET name = $2 WHERE fsid = $1 AND name IS DISTINCT FROM $2",
         m_fsid, m_name);
-  }
-
-  /// Unstages the trash entries whose key was staged as an image too: an image moving
-  /// to or from the trash while the sync read it is stored as the image it was read as
-  /// (sync::SinkTransaction::add_trash). Returns the trash entries left staged.
-  std::size_t staged_trash_of_no_image() {
-    const std::size_t staged = m_stager.staged(StagedKind::trash);
-    if (staged == 0) {
-      return 0;
-    }
-    // A hash join of the few staged entries with every staged image: ~0.1 s at a
-    // million images, and only in a sync that meets any trash.
-    const std::size_t unstaged =
-        m_work
-            .exec("DELETE FROM " + staging_name(trash_table()) + " AS s USING " +
-                  staging_name(images_table()) +
-                  " AS i WHERE s.pool_id = i.pool_id AND s.namespace = i.namespace AND "
-                  "s.image_id = i.image_id")
-            .affected_rows();
-    if (unstaged > 0) {
-      spdlog::debug("{} trash entr{} also read as images: stored as images", unstaged,
-                    unstaged == 1 ? "y" : "ies");
-    }
-    return staged - unstaged;
   }
 
   /// COPYs the images that could not be read into their staging table: as many as

@@ -1,6 +1,9 @@
 #include "db/table_sync.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include <pqxx/tablewriter>
@@ -149,6 +152,23 @@ void TableSync::analyze_staged() {
   // and sampling every value column too was 97 ms of a 10,000-image no-op sync's
   // 150 ms write.
   m_work.exec("ANALYZE " + staging_name(m_table) + " (" + joined(key_columns(m_table)) + ")");
+}
+
+std::size_t TableSync::unstage_keys_staged_in(const TableSync& other) {
+  if (other.m_table.keys != m_table.keys) {
+    throw std::logic_error("unstaging keys of " + other.m_table.name + " from " + m_table.name +
+                           ": the keys differ");
+  }
+  if (m_staged == 0) {
+    return 0;
+  }
+  const std::size_t unstaged =
+      m_work
+          .exec("DELETE FROM " + staging_name(m_table) + " AS s USING " +
+                staging_name(other.m_table) + " AS o WHERE " + key_match("s", "o"))
+          .affected_rows();
+  m_staged -= unstaged;
+  return unstaged;
 }
 
 void TableSync::upsert() {

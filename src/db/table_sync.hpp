@@ -98,6 +98,12 @@ class TableSync {
   /// Gives the planner the staging table's statistics.
   void analyze_staged();
 
+  /// Drops the staged rows whose key is staged in `other` too (a table with the same key
+  /// columns); returns how many. After analyze_staged() of both: without statistics the
+  /// planner sorts both sides for a merge join (5.8 s for 1,000 rows against a million,
+  /// against 31 ms hashed).
+  std::size_t unstage_keys_staged_in(const TableSync& other);
+
   /// Updates stored rows whose values differ and inserts new ones; sets added,
   /// changed and unchanged of the result. A staged row with its keep flag set compares
   /// and writes the stored row's own values in the kept columns: kept and otherwise

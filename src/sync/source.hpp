@@ -32,7 +32,7 @@ struct PoolSelection {
 /// grow with the pool.
 struct PoolListing {
   std::vector<inventory::Namespace> namespaces;  ///< named ones; "" is implied
-  std::vector<inventory::TrashEntry> trash;      ///< in every namespace (list_trash())
+  std::vector<inventory::TrashEntry> trash;      ///< in every namespace, as list_trash() lists
   /// The images in every namespace, as counted now: for progress only. Images created
   /// or removed before read_pool_images() reaches them make it meet more or fewer.
   std::size_t image_count = 0;

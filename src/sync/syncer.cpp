@@ -34,7 +34,7 @@ StaleImage stale_image(const inventory::Pool& pool, const inventory::ImageRef& r
 /// Trash entries are met more than once in one sync: each pool's trash is listed before
 /// and after its images are read, and an image listed, then removed (which goes through
 /// the trash) while the sync ran, is found in the trash by its read. Each key is stored
-/// once.
+/// once, as first met: an entry listed again keeps what the first listing said of it.
 class TrashKeys {
  public:
   bool first_time(const inventory::TrashEntry& entry) {

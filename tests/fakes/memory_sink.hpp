@@ -170,13 +170,15 @@ class MemorySink : public sync::InventorySink {
           [](const inventory::Namespace& ns) { return tied(ns); },
           [&](const inventory::Namespace& ns) { return pool_in_scope(ns.pool_id); }, never);
       // As the database: an entry with the key of an image added is not stored.
+      std::set<inventory::ImageKey> image_keys;
+      for (const inventory::Image& image : seen.images) {
+        image_keys.insert(image.key);
+      }
       std::vector<inventory::TrashEntry> seen_trash;
       std::copy_if(
           seen.trash.begin(), seen.trash.end(), std::back_inserter(seen_trash),
           [&](const inventory::TrashEntry& entry) {
-            const inventory::ImageKey key{entry.pool_id, entry.pool_namespace, entry.image_id};
-            return std::none_of(seen.images.begin(), seen.images.end(),
-                                [&](const inventory::Image& image) { return image.key == key; });
+            return image_keys.count({entry.pool_id, entry.pool_namespace, entry.image_id}) == 0;
           });
       counts.trash = merge<inventory::TrashEntry>(
           cluster.trash, seen_trash,

@@ -93,6 +93,9 @@ TEST_F(MovingTrashTest, AnImageMovedEitherWayBeforeItsPageIsReadIsStoredWhereItW
   EXPECT_EQ(report.counts.trash.added, 1U);
 }
 
+// The sink's half: the second listing meets an image already read, and the image wins.
+// (The first test is the one that needs the second listing.) trash_move() succeeds
+// because the reads are over: the reader holds no image open.
 TEST_F(MovingTrashTest, AnImageMovedToTheTrashAfterItWasReadIsStoredOnceAsTheImageItWasRead) {
   ceph.create_image(pool, "first", k_image_bytes);
   ceph.create_image(pool, "second", k_image_bytes);

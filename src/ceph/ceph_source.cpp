@@ -304,25 +304,25 @@ void CephSource::keep_readable(bool every_pool, sync::PoolSelection& selection) 
   }
 }
 
-std::vector<std::string> CephSource::list_namespaces(const Pool& pool) {
+std::vector<std::string> CephSource::every_namespace(const Pool& pool) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
   io.set_namespace("");
-  std::vector<std::string> names;
-  const int r = m_cluster->rbd.namespace_list(io, &names);
+  std::vector<std::string> named;
+  const int r = m_cluster->rbd.namespace_list(io, &named);
   // A pool that was never `rbd pool init`-ed has no namespace directory yet.
   if (r != -ENOENT) {
     check(r, "cannot list the RBD namespaces of pool '" + pool.name + "'");
   }
-  return names;
+  named.insert(named.begin(), "");
+  return named;
 }
 
 sync::PoolListing CephSource::list_pool(const Pool& pool) {
-  std::vector<std::string> names = list_namespaces(pool);
+  const std::vector<std::string> names = every_namespace(pool);
   sync::PoolListing listing;
-  for (const std::string& name : names) {
-    listing.namespaces.push_back(inventory::Namespace{pool.id, name});
+  for (auto name = names.begin() + 1; name != names.end(); ++name) {
+    listing.namespaces.push_back(inventory::Namespace{pool.id, *name});
   }
-  names.insert(names.begin(), "");
   librados::IoCtx& io = m_cluster->pool_context(pool);
   for (const std::string& ns : names) {
     list_namespace_trash(pool, ns, listing.trash);
@@ -334,8 +334,7 @@ sync::PoolListing CephSource::list_pool(const Pool& pool) {
 }
 
 std::vector<inventory::TrashEntry> CephSource::list_trash(const Pool& pool) {
-  std::vector<std::string> names = list_namespaces(pool);
-  names.insert(names.begin(), "");
+  const std::vector<std::string> names = every_namespace(pool);
   std::vector<inventory::TrashEntry> entries;
   for (const std::string& ns : names) {
     list_namespace_trash(pool, ns, entries);
@@ -374,8 +373,7 @@ void report_damaged_entry(const ImageRef& ref, const sync::InventorySource::OnRe
 
 void CephSource::read_pool_images(const Pool& pool, const sync::UsageMarks& marks,
                                   const OnRead& on_read) {
-  std::vector<std::string> names = list_namespaces(pool);
-  names.insert(names.begin(), "");
+  const std::vector<std::string> names = every_namespace(pool);
   const sync::ReadMethods before = m_cluster->read_methods;
   for (const std::string& ns : names) {
     read_namespace(pool, ns, marks, on_read);

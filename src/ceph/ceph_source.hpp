@@ -85,8 +85,8 @@ class CephSource : public sync::InventorySource {
   /// Appends the trash entries of namespace `ns` of `pool` to `entries`.
   void list_namespace_trash(const inventory::Pool& pool, const std::string& ns,
                             std::vector<inventory::TrashEntry>& entries);
-  /// The named namespaces of `pool` ("" not included).
-  std::vector<std::string> list_namespaces(const inventory::Pool& pool);
+  /// The namespaces of `pool`: the default one (""), then the named ones.
+  std::vector<std::string> every_namespace(const inventory::Pool& pool);
   /// Reads the images of namespace `ns` of `pool`, page by page.
   void read_namespace(const inventory::Pool& pool, const std::string& ns,
                       const sync::UsageMarks& marks, const OnRead& on_read);

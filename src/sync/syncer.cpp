@@ -37,8 +37,11 @@ StaleImage stale_image(const inventory::Pool& pool, const inventory::ImageRef& r
 /// once, as first met: an entry listed again keeps what the first listing said of it.
 class TrashKeys {
  public:
-  bool first_time(const inventory::TrashEntry& entry) {
-    return m_keys.emplace(entry.pool_id, entry.pool_namespace, entry.image_id).second;
+  /// Hands `entry` to `transaction` the first time its key is met.
+  void add_once(const inventory::TrashEntry& entry, SinkTransaction& transaction) {
+    if (m_keys.emplace(entry.pool_id, entry.pool_namespace, entry.image_id).second) {
+      transaction.add_trash(entry);
+    }
   }
 
  private:
@@ -95,8 +98,8 @@ void apply(const inventory::Pool& pool, const inventory::ImageRef& ref, ImageRea
       // treats it. Counted, and its stored rows go like any deleted image's.
       spdlog::debug("image {} vanished while reading{}; skipped", shown_path(pool, ref),
                     read.trashed ? " (now in the trash)" : "");
-      if (read.trashed && trash_keys.first_time(*read.trashed)) {
-        transaction.add_trash(*read.trashed);
+      if (read.trashed) {
+        trash_keys.add_once(*read.trashed, transaction);
       }
       ++report.skipped;
       break;
@@ -244,9 +247,7 @@ class SyncRun {
 
   void add_trash(const std::vector<inventory::TrashEntry>& entries) {
     for (const inventory::TrashEntry& entry : entries) {
-      if (m_trash_keys.first_time(entry)) {
-        m_transaction->add_trash(entry);
-      }
+      m_trash_keys.add_once(entry, *m_transaction);
     }
   }
 

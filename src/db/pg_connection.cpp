@@ -73,9 +73,22 @@ std::unique_ptr<pqxx::connection> open_connection(const std::string& conninfo,
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   connection->inhibit_reactivation(true);
 #pragma GCC diagnostic pop
-  translated("setting the statement timeout", [&] {
+  translated("preparing the session", [&] {
+    pqxx::nontransaction work(*connection, "rbd-sync session");
+    // Names resolve in the system catalog and our own temporary tables only. Another
+    // role that may create objects in a schema on the default path ("$user", public:
+    // every role on PostgreSQL <= 14, the database owner on 15+) could otherwise plant
+    // a function that matches an argument list better than pg_catalog's (say
+    // public.hashtextextended(text, integer) for a literal 0) and have it run as this
+    // role. pg_temp is never searched for functions or operators. Set here, after the
+    // server applied the role's and the database's settings, so that those cannot
+    // widen it. Statements still qualify what they name (pg_catalog., rbdsync.,
+    // pg_temp.); operators rely on this path.
+    work.exec("SET search_path = pg_catalog, pg_temp");
+    // Names and errors are UTF-8 in every column we write, whatever the server's or
+    // the service file's default encoding for clients.
+    work.exec("SET client_encoding = 'UTF8'");
     // Bounds every statement, including one stuck behind another session's lock.
-    pqxx::nontransaction work(*connection, "rbd-sync timeouts");
     work.exec("SET statement_timeout = " + std::to_string(statement_timeout_seconds * 1000));
   });
   spdlog::debug("connected to PostgreSQL ({})", where);

@@ -16,7 +16,9 @@ namespace rbdsync::db {
 std::string one_line(const std::string& text);
 
 /// Connects with `conninfo` (checked: no password in it) and prepares the session:
-/// no silent reconnects, `statement_timeout` of `statement_timeout_seconds`.
+/// no silent reconnects, `search_path` pinned to `pg_catalog, pg_temp` (nothing another
+/// role planted in a schema is ever resolved), `client_encoding` UTF8, and a
+/// `statement_timeout` of `statement_timeout_seconds`.
 /// Throws Error: unavailable, no_permission or config, naming the server.
 std::unique_ptr<pqxx::connection> open_connection(const std::string& conninfo,
                                                   int statement_timeout_seconds);

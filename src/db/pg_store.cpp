@@ -13,6 +13,7 @@
 #include <pqxx/pqxx>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "db/inventory_rows.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_connection.hpp"
@@ -41,6 +42,30 @@ void throw_injected_fault() {
   }
 }
 
+/// Throws Error(config) when schema rbdsync exists and belongs to another role than the
+/// one migrating. Its owner may drop, replace or add objects in it (a table the sync
+/// writes, a view the console reads): migrating into it would hand that role what the
+/// migration makes. Membership of the owner role is not enough: the schema must be ours.
+void refuse_schema_of_another_role(pqxx::work& work) {
+  const pqxx::result owner = work.exec(
+      "SELECT pg_catalog.pg_get_userbyid(n.nspowner), CURRENT_USER "
+      "FROM pg_catalog.pg_namespace AS n WHERE n.nspname = 'rbdsync'::pg_catalog.name "
+      "AND n.nspowner <> "
+      "(SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname = CURRENT_USER)");
+  if (owner.empty()) {
+    return;
+  }
+  const std::string owner_name = owner[0][0].as<std::string>();
+  const std::string me = owner[0][1].as<std::string>();
+  throw Error(ExitCode::config,
+              "schema rbdsync belongs to role '" + display_text(owner_name, Controls::escape) +
+                  "', not to '" + display_text(me, Controls::escape) + "', which migrates it",
+              "migrate as the schema's owner, or have a superuser make '" +
+                  display_text(me, Controls::escape) +
+                  "' its owner (ALTER SCHEMA rbdsync OWNER TO ...) after checking what the "
+                  "other role put in it");
+}
+
 /// The staging tables of one sync, created empty in its transaction, in StagedKind order.
 std::array<StagingTable, k_staged_kinds> create_staging_tables(pqxx::work& work) {
   // The session idles in this transaction between batches for as long as Ceph is read
@@ -49,7 +74,7 @@ std::array<StagingTable, k_staged_kinds> create_staging_tables(pqxx::work& work)
   work.exec("SET LOCAL idle_in_transaction_session_timeout = 0");
   // Nor PostgreSQL 17's transaction_timeout, which would end any sync longer than it.
   work.exec(
-      "SELECT set_config('transaction_timeout', '0', true) FROM pg_settings "
+      "SELECT pg_catalog.set_config('transaction_timeout', '0', true) FROM pg_catalog.pg_settings "
       "WHERE name = 'transaction_timeout'");
   std::array<StagingTable, k_staged_kinds> tables;
   const std::array<const Table*, k_staged_kinds> kinds{
@@ -221,8 +246,10 @@ class PgTransaction : public sync::SinkTransaction {
     // fsid) is held by the run-history session, and waiting on it here would wait
     // on ourselves. Taken here and not at begin(): until now the transaction touched
     // only its own temporary tables.
-    m_work.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync-write:' || $1, 0))",
-                       m_fsid);
+    m_work.exec_params(
+        "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended("
+        "'rbd-sync-write:'::pg_catalog.text || $1::pg_catalog.text, 0::pg_catalog.int8))",
+        m_fsid);
     // Every statement below joins a whole table with a whole staged one, which hash
     // joins do in linear time. The planner picks a nested loop instead when it thinks
     // a table is small, and it does exactly when it matters: after the first sync of
@@ -236,7 +263,7 @@ class PgTransaction : public sync::SinkTransaction {
     // jit_above_cost, and compiling it took 1.1 s of a 2,000-image sync's 1.3 s write
     // (the cluster_usage_history INSERT) for statements that run once.
     m_work.exec(
-        "SELECT set_config('work_mem', '64MB', true) FROM pg_settings "
+        "SELECT pg_catalog.set_config('work_mem', '64MB', true) FROM pg_catalog.pg_settings "
         "WHERE name = 'work_mem' AND setting::bigint < 65536");
     m_work.exec("SET LOCAL jit = off");
     // Written only when new or renamed: a no-op sync writes no inventory row.
@@ -292,7 +319,7 @@ class PgTransaction : public sync::SinkTransaction {
     // Kept rows of unreadable images say so; the same error again writes nothing.
     m_work.exec(
         "UPDATE rbdsync.images AS t SET stale_error = x.error, "
-        "stale_since = coalesce(t.stale_since, now()) FROM stale_images AS x "
+        "stale_since = coalesce(t.stale_since, pg_catalog.now()) FROM pg_temp.stale_images AS x "
         "WHERE t.fsid = " +
         m_work.quote(m_fsid) +
         " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND t.image_id = x.image_id "
@@ -307,7 +334,8 @@ class PgTransaction : public sync::SinkTransaction {
             "SELECT DISTINCT ON (x.pool_id, x.namespace, x.image_id) " +
             m_work.quote(m_fsid) +
             ", x.pool_id, x.namespace, x.image_id, x.name, x.name_bytes, 'not read yet', "
-            "x.error, now() FROM stale_images AS x WHERE NOT EXISTS (SELECT 1 FROM "
+            "x.error, pg_catalog.now() FROM pg_temp.stale_images AS x "
+            "WHERE NOT EXISTS (SELECT 1 FROM "
             "rbdsync.images AS t WHERE t.fsid = " +
             m_work.quote(m_fsid) +
             " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND "
@@ -359,7 +387,7 @@ PgStore::PgStore(const std::string& conninfo, int statement_timeout_seconds)
     // allocated as used; never lowered.
     pqxx::nontransaction work(m_connection->connection, "rbd-sync session");
     work.exec(
-        "SELECT set_config('temp_buffers', '64MB', false) FROM pg_settings "
+        "SELECT pg_catalog.set_config('temp_buffers', '64MB', false) FROM pg_catalog.pg_settings "
         "WHERE name = 'temp_buffers' AND setting::bigint < 8192");
   });
 }
@@ -379,11 +407,13 @@ PgStore::~PgStore() = default;
 int PgStore::schema_version() {
   return translated("reading the schema version", [&] {
     pqxx::work work(m_connection->connection, "rbd-sync schema version");
-    const auto exists = work.exec_params1("SELECT to_regclass($1) IS NOT NULL", k_schema_table);
+    const auto exists = work.exec_params1(
+        "SELECT pg_catalog.to_regclass($1::pg_catalog.text) IS NOT NULL", k_schema_table);
     if (!exists[0].as<bool>()) {
       return 0;
     }
-    return work.exec1("SELECT coalesce(max(version), 0) FROM rbdsync.schema_migrations")[0]
+    return work
+        .exec1("SELECT coalesce(pg_catalog.max(version), 0) FROM rbdsync.schema_migrations")[0]
         .as<int>();
   });
 }
@@ -409,14 +439,18 @@ std::vector<int> PgStore::migrate() {
   return translated("migrating the schema", [&] {
     pqxx::work work(m_connection->connection, "rbd-sync migrate");
     // Two migrate runs at once would both see the old version; the second waits here.
-    work.exec("SELECT pg_advisory_xact_lock(hashtextextended('rbd-sync:migrate', 0))");
+    work.exec(
+        "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended("
+        "'rbd-sync:migrate'::pg_catalog.text, 0::pg_catalog.int8))");
+    refuse_schema_of_another_role(work);
     work.exec("CREATE SCHEMA IF NOT EXISTS rbdsync");
     work.exec(
         "CREATE TABLE IF NOT EXISTS rbdsync.schema_migrations ("
         "version integer PRIMARY KEY, name text NOT NULL, "
-        "applied_at timestamptz NOT NULL DEFAULT now())");
+        "applied_at timestamptz NOT NULL DEFAULT pg_catalog.now())");
     const int current =
-        work.exec1("SELECT coalesce(max(version), 0) FROM rbdsync.schema_migrations")[0].as<int>();
+        work.exec1("SELECT coalesce(pg_catalog.max(version), 0) FROM rbdsync.schema_migrations")[0]
+            .as<int>();
     if (current > latest_schema_version()) {
       throw Error(ExitCode::config,
                   "database schema version " + std::to_string(current) +

@@ -20,8 +20,10 @@ bool RunHistory::try_claim_cluster(const std::string& fsid) {
   return translated("claiming the cluster", [&] {
     pqxx::nontransaction work(*m_connection->connection, "rbd-sync claim");
     return work
-        .exec_params1("SELECT pg_try_advisory_lock(hashtextextended('rbd-sync:' || $1, 0))",
-                      fsid)[0]
+        .exec_params1(
+            "SELECT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtextextended("
+            "'rbd-sync:'::pg_catalog.text || $1::pg_catalog.text, 0::pg_catalog.int8))",
+            fsid)[0]
         .as<bool>();
   });
 }
@@ -30,7 +32,7 @@ std::optional<RunRecord> RunHistory::running_run(const std::string& fsid) {
   return translated("reading the running sync", [&]() -> std::optional<RunRecord> {
     pqxx::nontransaction work(*m_connection->connection, "rbd-sync holder");
     const auto result = work.exec_params(
-        "SELECT run_id, trigger, host, pid, extract(epoch FROM started_at)::bigint, "
+        "SELECT run_id, trigger, host, pid, extract(epoch FROM started_at)::pg_catalog.int8, "
         "coalesce(phase, ''), coalesce(done, 0), coalesce(total, 0) "
         "FROM rbdsync.runs WHERE fsid = $1 AND status = $2",
         fsid, run_status_name(RunStatus::running));
@@ -57,7 +59,7 @@ int RunHistory::mark_abandoned(const std::string& fsid) {
   return translated("marking abandoned runs", [&] {
     pqxx::nontransaction work(*m_connection->connection, "rbd-sync abandoned");
     return static_cast<int>(
-        work.exec_params("UPDATE rbdsync.runs SET status = $2, ended_at = now(), "
+        work.exec_params("UPDATE rbdsync.runs SET status = $2, ended_at = pg_catalog.now(), "
                          "error = 'the run ended without recording how (killed?)' "
                          "WHERE fsid = $1 AND status = $3",
                          fsid, run_status_name(RunStatus::abandoned),
@@ -71,7 +73,7 @@ void RunHistory::start(const RunRecord& run) {
     pqxx::nontransaction work(*m_connection->connection, "rbd-sync run start");
     work.exec_params(
         "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status, phase) "
-        "VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7, $8)",
+        "VALUES ($1, $2, $3, $4, $5, pg_catalog.to_timestamp($6::pg_catalog.float8), $7, $8)",
         run.run_id, run.fsid, run.trigger, run.host, run.pid, run.started_at,
         run_status_name(RunStatus::running), run.phase);
   });
@@ -90,14 +92,15 @@ void RunHistory::finish(const RunRecord& run, const CommittedRun* committed_run)
         // A run that failed keeps the phase and progress it had reached: that is where
         // it failed. Counts exist only for a run that got to the end, every image of
         // which is done.
-        "UPDATE rbdsync.runs SET status = $2, ended_at = now(), "
+        "UPDATE rbdsync.runs SET status = $2, ended_at = pg_catalog.now(), "
         "phase = CASE WHEN $18 THEN $3 ELSE phase END, "
         "done = CASE WHEN $18 THEN $4 ELSE done END, "
         "total = CASE WHEN $18 THEN $4 ELSE total END, "
         "pools = $5, images = $6, added = $7, changed = $8, removed = $9, "
         "skipped = $10, exit_code = $11, error = nullif($12, ''), duration_seconds = $13, "
-        "stale = $14, counts = nullif($15, '')::jsonb, stale_images = nullif($16, '')::jsonb, "
-        "unreadable_pools = nullif($17, '')::jsonb "
+        "stale = $14, counts = nullif($15, '')::pg_catalog.jsonb, "
+        "stale_images = nullif($16, '')::pg_catalog.jsonb, "
+        "unreadable_pools = nullif($17, '')::pg_catalog.jsonb "
         "WHERE run_id = $1",
         run.run_id, run_status_name(run.status), run.phase,
         figure(report.images + report.skipped + report.stale.size()), figure(report.pools),

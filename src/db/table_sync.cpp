@@ -81,7 +81,7 @@ void append_copy_line(std::string& line, const Row& row) {
 }
 
 std::string staging_name(const Table& table) {
-  return "seen_" + table.name;
+  return "pg_temp.seen_" + table.name;
 }
 
 std::vector<ColumnType> staging_types(const Table& table) {
@@ -194,19 +194,19 @@ void TableSync::upsert() {
         joined(m_table.values, "t.") + ") IS DISTINCT FROM (" + seen + ")";
     if (m_table.bookkeeping.empty()) {
       m_counts.changed = m_work
-                             .exec("UPDATE " + table + " AS t SET " + set + "updated_at = now()" +
-                                   update_differing)
+                             .exec("UPDATE " + table + " AS t SET " + set +
+                                   "updated_at = pg_catalog.now()" + update_differing)
                              .affected_rows();
     } else {
       // Only a row whose shown values differ moves its updated_at to now(), the
       // transaction's start, which no earlier transaction's row can hold: that tells the
       // changed rows among those written, in the one statement.
-      const pqxx::row changed =
-          m_work.exec1("WITH written AS (UPDATE " + table + " AS t SET " + set +
-                       "updated_at = CASE WHEN (" + joined(shown, "t.") + ") IS DISTINCT FROM (" +
-                       shown_seen + ") THEN now() ELSE t.updated_at END" + update_differing +
-                       " RETURNING t.updated_at = now() AS shown_changed) "
-                       "SELECT count(*) FILTER (WHERE shown_changed) FROM written");
+      const pqxx::row changed = m_work.exec1(
+          "WITH written AS (UPDATE " + table + " AS t SET " + set + "updated_at = CASE WHEN (" +
+          joined(shown, "t.") + ") IS DISTINCT FROM (" + shown_seen +
+          ") THEN pg_catalog.now() ELSE t.updated_at END" + update_differing +
+          " RETURNING t.updated_at = pg_catalog.now() AS shown_changed) "
+          "SELECT pg_catalog.count(*) FILTER (WHERE shown_changed) FROM written");
       m_counts.changed = changed[0].as<std::size_t>();
     }
   }
@@ -252,7 +252,7 @@ void TableSync::remove(const DeleteScope& scope) {
   }
   if (m_table.per_image) {
     sql +=
-        " AND NOT EXISTS (SELECT 1 FROM stale_images AS x WHERE x.pool_id = t.pool_id AND "
+        " AND NOT EXISTS (SELECT 1 FROM pg_temp.stale_images AS x WHERE x.pool_id = t.pool_id AND "
         "x.namespace = t.namespace AND x.image_id = t.image_id)";
   }
   m_counts.removed = m_work.exec(sql).affected_rows();

@@ -130,6 +130,6 @@ class TableSync {
 /// The temporary table of the images that could not be read: columns pool_id,
 /// namespace, image_id, name, name_bytes, error (stale_image_types()). TableSync::remove()
 /// of per-image tables consults it.
-inline constexpr const char* k_stale_images_table = "stale_images";
+inline constexpr const char* k_stale_images_table = "pg_temp.stale_images";
 
 }  // namespace rbdsync::db

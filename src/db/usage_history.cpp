@@ -10,7 +10,8 @@ constexpr const char* k_pool_figures =
     "coalesce(i.images, 0)::integer AS images, "
     "coalesce(i.provisioned_bytes, 0)::bigint AS provisioned_bytes "
     "FROM rbdsync.pools AS p "
-    "LEFT JOIN (SELECT pool_id, count(*) AS images, sum(size_bytes) AS provisioned_bytes "
+    "LEFT JOIN (SELECT pool_id, pg_catalog.count(*) AS images, "
+    "pg_catalog.sum(size_bytes) AS provisioned_bytes "
     "FROM rbdsync.images WHERE fsid = $1 GROUP BY pool_id) AS i ON i.pool_id = p.pool_id "
     "WHERE p.fsid = $1 AND p.pool_id = ANY($3::bigint[])";
 
@@ -22,20 +23,23 @@ constexpr const char* k_latest_pool_rows =
 
 /// The cluster's totals now, in the column order of cluster_usage_history.
 constexpr const char* k_cluster_totals =
-    "SELECT (SELECT count(*) FROM rbdsync.pools WHERE fsid = $1)::integer AS pools, "
-    "i.images, (SELECT count(*) FROM rbdsync.snapshots WHERE fsid = $1)::integer AS snapshots, "
-    "(SELECT count(*) FROM rbdsync.trash WHERE fsid = $1)::integer AS trash, i.stale_images, "
+    "SELECT (SELECT pg_catalog.count(*) FROM rbdsync.pools WHERE fsid = $1)::integer AS pools, "
+    "i.images, "
+    "(SELECT pg_catalog.count(*) FROM rbdsync.snapshots WHERE fsid = $1)::integer AS snapshots, "
+    "(SELECT pg_catalog.count(*) FROM rbdsync.trash WHERE fsid = $1)::integer AS trash, "
+    "i.stale_images, "
     "i.provisioned_bytes, i.images_used_bytes, i.images_usage_unknown, p.stored_bytes, "
     "p.used_bytes, p.objects "
-    "FROM (SELECT count(*)::integer AS images, "
-    "count(*) FILTER (WHERE stale_error IS NOT NULL)::integer AS stale_images, "
-    "coalesce(sum(size_bytes), 0)::bigint AS provisioned_bytes, "
-    "coalesce(sum(used_bytes), 0)::bigint AS images_used_bytes, "
-    "count(*) FILTER (WHERE used_bytes IS NULL)::integer AS images_usage_unknown "
+    "FROM (SELECT pg_catalog.count(*)::integer AS images, "
+    "pg_catalog.count(*) FILTER (WHERE stale_error IS NOT NULL)::integer AS stale_images, "
+    "coalesce(pg_catalog.sum(size_bytes), 0)::bigint AS provisioned_bytes, "
+    "coalesce(pg_catalog.sum(used_bytes), 0)::bigint AS images_used_bytes, "
+    "pg_catalog.count(*) FILTER (WHERE used_bytes IS NULL)::integer AS images_usage_unknown "
     "FROM rbdsync.images WHERE fsid = $1) AS i, "
-    "(SELECT coalesce(sum(stored_bytes), 0)::bigint AS stored_bytes, "
-    "coalesce(sum(used_bytes), 0)::bigint AS used_bytes, "
-    "coalesce(sum(objects), 0)::bigint AS objects FROM rbdsync.pools WHERE fsid = $1) AS p";
+    "(SELECT coalesce(pg_catalog.sum(stored_bytes), 0)::bigint AS stored_bytes, "
+    "coalesce(pg_catalog.sum(used_bytes), 0)::bigint AS used_bytes, "
+    "coalesce(pg_catalog.sum(objects), 0)::bigint AS objects "
+    "FROM rbdsync.pools WHERE fsid = $1) AS p";
 
 constexpr const char* k_totals_columns =
     "pools, images, snapshots, trash, stale_images, provisioned_bytes, images_used_bytes, "

@@ -710,6 +710,11 @@ TestDatabase::~TestDatabase() {
   }
 }
 
+std::string TestDatabase::admin_conninfo() const {
+  // libpq keeps the last value of a repeated keyword.
+  return required_env("RBDSYNC_TEST_DB_ADMIN") + " dbname=" + m_name;
+}
+
 std::unique_ptr<pqxx::connection> TestDatabase::connect() const {
   return std::make_unique<pqxx::connection>(m_conninfo);
 }

@@ -201,6 +201,11 @@ class TestDatabase {
 
   /// The conninfo rbd-sync gets with --db (no password: it comes from PGPASSFILE).
   const std::string& conninfo() const { return m_conninfo; }
+  /// The conninfo of the server's superuser on this database, for what a test makes as
+  /// another role.
+  std::string admin_conninfo() const;
+  /// The database's name (a plain identifier: no quoting needed).
+  const std::string& name() const { return m_name; }
   /// A new connection, for checking what rbd-sync wrote.
   std::unique_ptr<pqxx::connection> connect() const;
   /// Runs `sql` and returns every row's columns joined by '|', rows sorted.

@@ -13,6 +13,6 @@ install(PROGRAMS cron/rbd-sync-cron-job DESTINATION libexec/rbd-sync RENAME cron
 install(FILES cron/rbd-sync.default DESTINATION /etc/default RENAME rbd-sync)
 install(FILES cron/rbd-sync.logrotate DESTINATION /etc/logrotate.d RENAME rbd-sync)
 install(FILES cron/rbd-sync.service cron/rbd-sync.timer DESTINATION /lib/systemd/system)
-# The shared lock directory (root:rbd-sync, 2770), made at boot; the package's postinst
+# The shared lock directory (root:rbd-sync, 3770), made at boot; the package's postinst
 # creates the group and applies it at installation.
 install(FILES cron/rbd-sync.tmpfiles DESTINATION lib/tmpfiles.d RENAME rbd-sync.conf)

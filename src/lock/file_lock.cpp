@@ -16,10 +16,39 @@ namespace {
 // timed form; a blocking call would need a signal to interrupt it.
 constexpr auto k_poll_interval = std::chrono::milliseconds(20);
 
+// How many times a lock taken on a file whose name now points elsewhere is let go and
+// taken again on what the name points at. More means someone keeps replacing it.
+constexpr int k_max_replaced = 3;
+
 }  // namespace
 
 FileLock::FileLock(std::string path, const std::string& shared_group)
-    : m_path(std::move(path)), m_fd(open_lock_path(m_path, OpenMode::create, shared_group)) {}
+    : m_path(std::move(path)),
+      m_shared_group(shared_group),
+      m_fd(open_lock_path(m_path, OpenMode::create, m_shared_group)) {}
+
+bool FileLock::flock_named_file() {
+  for (int replaced = 0;; ++replaced) {
+    if (::flock(m_fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      return false;
+    }
+    // The name may have been given to another file between our open and the flock
+    // (before the directory was sticky, or by the file's owner): a run that opens the
+    // name now would lock that one, and both would go ahead. Lock what it names.
+    if (names_open_file(m_path, m_fd.get(), m_shared_group)) {
+      return true;
+    }
+    ::flock(m_fd.get(), LOCK_UN);
+    if (replaced + 1 >= k_max_replaced) {
+      throw Error(ExitCode::cant_create,
+                  "lock file '" + m_path + "' was replaced by another file " +
+                      std::to_string(k_max_replaced) + " times while it was being locked",
+                  "something removes and recreates it: find it (the directory must be sticky, "
+                  "mode 3770, so that members cannot remove each other's files)");
+    }
+    m_fd = open_lock_path(m_path, OpenMode::create, m_shared_group);
+  }
+}
 
 bool FileLock::try_lock_until(Clock::time_point deadline) {
   std::unique_lock<std::mutex> guard(m_mutex);
@@ -38,7 +67,7 @@ bool FileLock::try_lock_until(Clock::time_point deadline) {
       m_released.wait_until(guard, deadline);
       continue;
     }
-    if (::flock(m_fd.get(), LOCK_EX | LOCK_NB) == 0) {
+    if (flock_named_file()) {
       m_owner = me;
       m_depth = 1;
       return true;

@@ -33,7 +33,7 @@ class FileLock {
   using Clock = std::chrono::steady_clock;
 
   /// Opens (or creates) the lock file without locking it, read-write, through
-  /// open_lock_path() (lock/lock_path.hpp): mode 0660 in a directory of mode 2770
+  /// open_lock_path() (lock/lock_path.hpp): mode 0660 in a directory of mode 3770
   /// shared by `shared_group`, so every member of the group can take it. Throws
   /// Error(ExitCode::cant_create) for a path that cannot be opened or created, or that
   /// open_lock_path() refuses (a symlink on the way, a directory another user owns, a
@@ -63,7 +63,12 @@ class FileLock {
   int fd() const noexcept { return m_fd.get(); }
 
  private:
+  /// flock(2) on the file the path names: when the name was meanwhile given to another
+  /// file, lets go and takes the lock on that one. False (errno set by flock) when busy.
+  bool flock_named_file();
+
   std::string m_path;
+  std::string m_shared_group;
   Fd m_fd;
   mutable std::mutex m_mutex;
   std::condition_variable m_released;

@@ -24,8 +24,11 @@ namespace {
 void best_effort(int /*result*/) {}
 
 constexpr mode_t k_file_mode = 0660;
-// setgid: files made in the directory get its group, whoever makes them.
-constexpr mode_t k_dir_mode = 02770;
+// setgid: files made in the directory get its group, whoever makes them. Sticky: a
+// member may remove or rename only what it made itself. Without it, any member could
+// unlink root's lock file and make its own, and the next run would lock that new inode
+// while a sync still held the old one: two syncs at once.
+constexpr mode_t k_dir_mode = 03770;
 // O_PATH: a step through a directory needs search permission on it, not read
 // permission, and opening it has no other effect.
 constexpr int k_dir_flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
@@ -33,7 +36,7 @@ constexpr int k_dir_flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 // refused after fstat). It changes nothing for a regular file's pread/pwrite/flock.
 constexpr int k_file_flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 constexpr const char* k_tmpfiles_fix =
-    "the package's tmpfiles.d entry makes /run/lock/rbd-sync root:rbd-sync, mode 2770: as "
+    "the package's tmpfiles.d entry makes /run/lock/rbd-sync root:rbd-sync, mode 3770: as "
     "root, run systemd-tmpfiles --create rbd-sync.conf";
 
 /// A directory on the way to the lock file, open and checked.
@@ -128,6 +131,30 @@ std::string join(const std::string& directory, const std::string& name) {
   refuse("cannot open lock file '" + lock_path + "': " + errno_text(EACCES), hint);
 }
 
+/// The lock file's directory, writable by its group without the sticky bit: any member
+/// could remove the lock file another member or root made, and make its own. A
+/// directory the caller owns gets the bit (an older version made it 2770); any other is
+/// refused.
+void require_sticky_if_shared(Dir& dir) {
+  if ((dir.st.st_mode & S_IWGRP) == 0 || (dir.st.st_mode & S_ISVTX) != 0) {
+    return;
+  }
+  if (dir.st.st_uid == ::geteuid()) {
+    // O_PATH descriptors cannot be fchmod'ed: through /proc, which reopens this very
+    // directory (no name is looked up again).
+    const std::string self = "/proc/self/fd/" + std::to_string(dir.fd.get());
+    if (::chmod(self.c_str(), (dir.st.st_mode & 07777) | S_ISVTX) == 0 &&
+        ::fstat(dir.fd.get(), &dir.st) == 0 && (dir.st.st_mode & S_ISVTX) != 0) {
+      return;
+    }
+  }
+  refuse("lock directory '" + dir.path + "' is writable by its group '" +
+             group_name(dir.st.st_gid) + "' but not sticky (mode " + mode_text(dir.st.st_mode) +
+             ")",
+         "any member could replace the lock file another run holds; " +
+             std::string(k_tmpfiles_fix) + ", or chmod +t '" + dir.path + "' as its owner");
+}
+
 /// Who may have changed this directory, and so what lies beyond it.
 void check_directory(const Dir& dir, bool holds_lock_file) {
   const std::string what = holds_lock_file ? "lock directory '" : "directory '";
@@ -144,7 +171,7 @@ void check_directory(const Dir& dir, bool holds_lock_file) {
   if (holds_lock_file) {
     refuse(what + dir.path + "' is writable by every user (mode " + mode_text(dir.st.st_mode) + ")",
            "anyone could replace the lock file there; give it a directory of its own that only "
-           "its group may write, such as /run/lock/rbd-sync (root:rbd-sync, mode 2770)");
+           "its group may write, such as /run/lock/rbd-sync (root:rbd-sync, mode 3770)");
   }
   // /tmp and /run/lock are world-writable, but sticky and root's: nobody can rename or
   // remove what another user made in them.
@@ -212,7 +239,7 @@ void make_lock_directory(const std::string& lock_path, const Dir& parent, const 
       refuse_permission(lock_path, parent.path, parent.st);
     }
     refuse("cannot create lock directory '" + path + "': " + errno_text(error_number),
-           "create it, shared by the group of every user that starts syncs (mode 2770), or "
+           "create it, shared by the group of every user that starts syncs (mode 3770), or "
            "choose another --lock-file");
   }
   // Read access, unlike O_PATH, so that fchown/fchmod work. Only the caller (who owns
@@ -254,6 +281,9 @@ std::optional<Dir> open_directory(const std::string& lock_path, const Dir& paren
     refuse_component(lock_path, parent, name, errno);
   }
   check_directory(dir, holds_lock_file);
+  if (holds_lock_file) {
+    require_sticky_if_shared(dir);
+  }
   return dir;
 }
 
@@ -411,6 +441,9 @@ Fd open_lock_path(const std::string& path, OpenMode mode, const std::string& sha
   }
   Dir dir = open_start(path);
   check_directory(dir, names.size() == 1);
+  if (names.size() == 1) {
+    require_sticky_if_shared(dir);
+  }
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
     const bool holds_lock_file = i + 2 == names.size();
     auto next = open_directory(path, dir, names[i], holds_lock_file, mode, shared_group);
@@ -420,6 +453,17 @@ Fd open_lock_path(const std::string& path, OpenMode mode, const std::string& sha
     dir = std::move(*next);
   }
   return open_file(path, dir, names.back(), mode);
+}
+
+bool names_open_file(const std::string& path, int fd, const std::string& shared_group) {
+  struct stat held {};
+  if (::fstat(fd, &held) != 0) {
+    return false;
+  }
+  const Fd named = open_lock_path(path, OpenMode::inspect, shared_group);
+  struct stat now {};
+  return named && ::fstat(named.get(), &now) == 0 && now.st_dev == held.st_dev &&
+         now.st_ino == held.st_ino;
 }
 
 }  // namespace rbdsync::lock

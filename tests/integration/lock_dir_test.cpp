@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +30,36 @@ void must_run(const std::vector<std::string>& argv) {
   }
 }
 
+/// A sysctl set for the test's lifetime, then put back.
+class SysctlSetting {
+ public:
+  SysctlSetting(std::string name, const std::string& value) : m_name(std::move(name)) {
+    m_old = read_file("/proc/sys/" + path());
+    write(value);
+  }
+  ~SysctlSetting() { write(m_old); }
+  SysctlSetting(const SysctlSetting&) = delete;
+  SysctlSetting& operator=(const SysctlSetting&) = delete;
+
+ private:
+  std::string path() const {
+    std::string path = m_name;
+    std::replace(path.begin(), path.end(), '.', '/');
+    return path;
+  }
+  void write(const std::string& value) const {
+    std::ofstream out("/proc/sys/" + path());
+    out << value;
+    out.flush();
+    if (!out) {
+      throw std::runtime_error("cannot set " + m_name + " to " + value);
+    }
+  }
+
+  std::string m_name;
+  std::string m_old;
+};
+
 /// chown OWNER then chmod MODE (chown may clear the setgid bit).
 void set_owner(const std::string& path, const std::string& owner, mode_t mode) {
   must_run({"chown", owner, path});
@@ -37,15 +68,17 @@ void set_owner(const std::string& path, const std::string& owner, mode_t mode) {
   }
 }
 
-/// A system group and two system users, one in it and one not; removed on destruction.
+/// A system group and three system users, two in it and one not; removed on destruction.
 class Accounts {
  public:
   Accounts()
       : group(unique_name("rbdsync-g")),
         member(unique_name("rbdsync-m")),
+        second_member(unique_name("rbdsync-m")),
         outsider(unique_name("rbdsync-o")) {
     must_run({"groupadd", "--system", group});
     for (const auto& [user, groups] : {std::pair{member, std::string("--groups=") + group},
+                                       std::pair{second_member, std::string("--groups=") + group},
                                        std::pair{outsider, std::string()}}) {
       std::vector<std::string> argv{
           "useradd",          "--system",   "--no-user-group", "--gid",   "nogroup",
@@ -59,6 +92,7 @@ class Accounts {
   }
   ~Accounts() {
     run_program({"userdel", member});
+    run_program({"userdel", second_member});
     run_program({"userdel", outsider});
     run_program({"groupdel", group});
   }
@@ -67,27 +101,31 @@ class Accounts {
 
   const std::string group;
   const std::string member;
+  const std::string second_member;
   const std::string outsider;
 };
 
-/// dir (root, 0755) / lock (root:group, 2770), as the package's tmpfiles.d entry makes
+/// dir (root, 0755) / lock (root:group, 3770), as the package's tmpfiles.d entry makes
 /// /run/lock/rbd-sync, and a copy of the test services' credentials each user can read.
+/// With fs.protected_regular = 2, as Debian's procps sets it: in a sticky directory its
+/// group may write, an O_CREAT open of another user's file fails (EACCES).
 class LockDirTest : public IntegrationTest {
  protected:
   void SetUp() override {
     ASSERT_EQ(::geteuid(), 0U) << "these tests add users and a group: run them as root (CI does)";
+    protected_regular = std::make_unique<SysctlSetting>("fs.protected_regular", "2");
     accounts = std::make_unique<Accounts>();
     ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
     lock_dir = dir.file("lock");
     lock_file = lock_dir + "/sync.lock";
     std::filesystem::create_directory(lock_dir);
-    set_owner(lock_dir, "root:" + accounts->group, 02770);
+    set_owner(lock_dir, "root:" + accounts->group, 03770);
 
     // The services' own files are root's alone; each user gets a copy, as a deployment
     // gives the web server's user its keyring and .pgpass.
     const std::string ceph_dir = required_env("RBDSYNC_TEST_CEPH_DIR");
     const std::string ceph_id = required_env("RBDSYNC_TEST_CEPH_ID");
-    for (const auto& user : {accounts->member, accounts->outsider}) {
+    for (const auto& user : {accounts->member, accounts->second_member, accounts->outsider}) {
       const std::string home = dir.file("creds-" + user);
       std::filesystem::create_directory(home);
       std::filesystem::copy_file(required_env("RBDSYNC_TEST_CEPH_CONF"), home + "/ceph.conf");
@@ -135,6 +173,7 @@ class LockDirTest : public IntegrationTest {
     return as(user, {"status", "--lock-file", lock_file});
   }
 
+  std::unique_ptr<SysctlSetting> protected_regular;
   std::unique_ptr<Accounts> accounts;
   std::string lock_dir;
   std::string pool;
@@ -216,6 +255,30 @@ TEST_F(LockDirTest, DetachedRunsOfRootThenAMemberBothLogBesideTheLockFile) {
   EXPECT_EQ(text.find(root_run), std::string::npos) << "emptied when the member's run started";
 }
 
+TEST_F(LockDirTest, AMemberCannotReplaceTheLockFileASyncHoldsAndSoCannotStartASecondSync) {
+  // The directory as an older version's tmpfiles.d entry left it (2770): root's first
+  // run makes it sticky.
+  set_owner(lock_dir, "root:" + accounts->group, 02770);
+  const RunResult first = sync({"--pool", pool});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  struct stat made {};
+  ASSERT_EQ(::stat(lock_dir.c_str(), &made), 0);
+  EXPECT_EQ(made.st_mode & 07777, 03770U);
+
+  // A sync of root's holds the lock file; a member replaces it with a file of its own.
+  lock::FileLock held(lock_file);
+  ASSERT_TRUE(held.try_lock());
+  const RunResult replaced =
+      run_program({"runuser", "-u", accounts->member, "--", "sh", "-c",
+                   "rm -f \"$0\" && touch \"$0\" && chmod 0660 \"$0\"", lock_file});
+  EXPECT_NE(replaced.exit_code, 0) << "the member removed root's lock file";
+  // Whatever happened to the name, a second member's sync is told that one is running.
+  const RunResult second = as(accounts->second_member, user_run(accounts->second_member));
+  EXPECT_EQ(second.exit_code, 75) << second.err;
+  EXPECT_NE(second.err.find("already running"), std::string::npos) << second.err;
+  held.unlock();
+}
+
 TEST_F(LockDirTest, ANonMemberGets73NamingTheGroup) {
   ASSERT_EQ(sync({"--pool", pool}).exit_code, 0);
   for (const auto& args : {std::vector<std::string>{"status", "--lock-file", lock_file},
@@ -239,7 +302,7 @@ TEST_F(LockDirTest, ANonMemberGets73NamingTheGroup) {
 
 TEST_F(LockDirTest, ALockDirectoryOwnedByAnotherUserIsRefusedForRootAndMembers) {
   // What a user who got to /run/lock first (before root) would leave there.
-  set_owner(lock_dir, accounts->outsider + ":" + accounts->group, 02770);
+  set_owner(lock_dir, accounts->outsider + ":" + accounts->group, 03770);
   const RunResult root = sync({"--pool", pool});
   EXPECT_EQ(root.exit_code, 73) << root.err;
   EXPECT_NE(root.err.find("belongs to user '" + accounts->outsider + "'"), std::string::npos)

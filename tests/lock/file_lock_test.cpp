@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -212,6 +213,27 @@ TEST(FileLock, DescriptorIsNotInheritedByAChildProcess) {
   after.unlock();
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
+}
+
+TEST(FileLock, ALockFileReplacedBeforeTheFlockIsLockedWhereItsNameNowPoints) {
+  // A holder's lock file replaced under it (by whoever may remove it) while another run
+  // had already opened the old one: a lock on the old inode would exclude nobody who
+  // opens the name from now on.
+  ScopedTempDir dir;
+  const std::string path = dir.file("sync.lock");
+  FileLock opened_first(path);
+  { std::ofstream(dir.file("planted")) << ""; }
+  ASSERT_EQ(::chmod(dir.file("planted").c_str(), 0660), 0);
+  ASSERT_EQ(::rename(dir.file("planted").c_str(), path.c_str()), 0);
+  ASSERT_TRUE(opened_first.try_lock());
+  struct stat held {};
+  struct stat named {};
+  ASSERT_EQ(::fstat(opened_first.fd(), &held), 0);
+  ASSERT_EQ(::stat(path.c_str(), &named), 0);
+  EXPECT_EQ(held.st_ino, named.st_ino) << "the lock is on the file the name points at";
+  FileLock opened_later(path);
+  EXPECT_FALSE(opened_later.try_lock()) << "two runs held the lock at once";
+  opened_first.unlock();
 }
 
 TEST(FileLock, MissingParentDirectoryIsCreatedWithGroupAccess) {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -80,6 +81,22 @@ Outcome open_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const st
   ::waitpid(child, &status, 0);
   outcome.code = static_cast<ExitCode>(WIFEXITED(status) ? WEXITSTATUS(status) : 70);
   return outcome;
+}
+
+/// unlink(2) of `path` in a child process as `uid`:`gid` with supplementary `groups`;
+/// 0 or the errno it failed with. Needs root.
+int unlink_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const std::string& path) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(groups.size(), groups.data()) != 0 || ::setresgid(gid, gid, gid) != 0 ||
+        ::setresuid(uid, uid, uid) != 0) {
+      ::_exit(125);
+    }
+    ::_exit(::unlink(path.c_str()) == 0 ? 0 : errno);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 void set_owner(const std::string& path, uid_t uid, gid_t gid, mode_t mode) {
@@ -212,14 +229,14 @@ TEST(LockPath, WorldWritableLockFileIsRefused) {
   EXPECT_NE(outcome.text.find("writable by every user"), std::string::npos) << outcome.text;
 }
 
-TEST(LockPath, MissingLockDirectoryIsMadeSetgidForTheSharedGroup) {
+TEST(LockPath, MissingLockDirectoryIsMadeSetgidAndStickyForTheSharedGroup) {
   ScopedTempDir dir;
   const mode_t old_umask = ::umask(0077);
   const Outcome outcome = open_as_caller(dir.file("lock/sync.lock"), OpenMode::create, "nogroup");
   ::umask(old_umask);
   ASSERT_EQ(outcome.code, ExitCode::ok) << outcome.text;
   const struct stat made = stat_of(dir.file("lock"));
-  EXPECT_EQ(made.st_mode & 07777, 02770U);
+  EXPECT_EQ(made.st_mode & 07777, 03770U) << "setgid and sticky";
   const struct stat file = stat_of(dir.file("lock/sync.lock"));
   EXPECT_EQ(file.st_mode & 07777, 0660U);
   EXPECT_EQ(file.st_gid, made.st_gid) << "the lock file inherits the directory's group";
@@ -280,7 +297,7 @@ TEST(LockPath, LockFileOfAnotherUserOutsideTheDirectorysGroupIsRefused) {
   EXPECT_NE(outcome.text.find("belongs to user"), std::string::npos) << outcome.text;
 }
 
-/// /base (root, 0755) / lock (root:shared, 2770), as the package's tmpfiles.d entry
+/// /base (root, 0755) / lock (root:shared, 3770), as the package's tmpfiles.d entry
 /// makes /run/lock/rbd-sync.
 class SharedLockDirectory : public ::testing::Test {
  protected:
@@ -288,7 +305,7 @@ class SharedLockDirectory : public ::testing::Test {
     REQUIRE_ROOT();
     ASSERT_EQ(::chmod(base.path().c_str(), 0755), 0);
     std::filesystem::create_directory(base.file("lock"));
-    set_owner(base.file("lock"), 0, k_shared_gid, 02770);
+    set_owner(base.file("lock"), 0, k_shared_gid, 03770);
   }
 
   Outcome as_member(OpenMode mode = OpenMode::create) const {
@@ -359,6 +376,35 @@ TEST_F(SharedLockDirectory, MissingDirectoryIsNotMadeByAUserInADirectoryOfRoots)
   EXPECT_NE(outcome.text.find("does not exist"), std::string::npos) << outcome.text;
   EXPECT_NE(outcome.text.find("tmpfiles"), std::string::npos) << outcome.text;
   EXPECT_FALSE(std::filesystem::exists(base.file("lock")));
+}
+
+TEST_F(SharedLockDirectory, NoMemberCanRemoveTheLockFileRootOrAnotherMemberMade) {
+  // Removing it would let a member put a file of its own in its place while a sync
+  // holds the old one; the next run would lock the new one (two syncs at once).
+  ASSERT_EQ(open_as_caller(lock_file).code, ExitCode::ok);
+  EXPECT_EQ(unlink_as(k_member_uid, k_other_gid, {k_shared_gid}, lock_file), EPERM);
+  ASSERT_EQ(::unlink(lock_file.c_str()), 0);
+  ASSERT_EQ(as_member().code, ExitCode::ok);
+  EXPECT_EQ(unlink_as(k_member_uid + 100, k_other_gid, {k_shared_gid}, lock_file), EPERM);
+}
+
+TEST_F(SharedLockDirectory, ANonStickyDirectoryIsRefusedToMembersAndMadeStickyByItsOwner) {
+  // What the tmpfiles.d entry of an older version made: 2770.
+  set_owner(base.file("lock"), 0, k_shared_gid, 02770);
+  for (const OpenMode mode : {OpenMode::create, OpenMode::inspect}) {
+    const Outcome member = as_member(mode);
+    EXPECT_EQ(member.code, ExitCode::cant_create);
+    EXPECT_NE(member.text.find("is writable by its group '" + std::to_string(k_shared_gid) +
+                               "' but not sticky (mode 2770)"),
+              std::string::npos)
+        << member.text;
+    EXPECT_NE(member.text.find("chmod +t"), std::string::npos) << member.text;
+  }
+  EXPECT_EQ(stat_of(base.file("lock")).st_mode & 07777, 02770U) << "a member changes nothing";
+  ASSERT_EQ(open_as_caller(lock_file).code, ExitCode::ok);
+  EXPECT_EQ(stat_of(base.file("lock")).st_mode & 07777, 03770U);
+  const Outcome member = as_member();
+  EXPECT_EQ(member.code, ExitCode::ok) << member.text;
 }
 
 }  // namespace

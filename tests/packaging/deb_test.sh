@@ -78,8 +78,8 @@ done
 getent group rbd-sync >/dev/null || fail "no group rbd-sync"
 [[ $(getent passwd rbd-sync | cut -d: -f6) == /var/lib/rbd-sync ]] ||
     fail "the user rbd-sync is missing or its home is not /var/lib/rbd-sync"
-[[ $(stat -c '%a %U %G' /run/lock/rbd-sync) == "2770 root rbd-sync" ]] ||
-    fail "/run/lock/rbd-sync is $(stat -c '%a %U %G' /run/lock/rbd-sync), not 2770 root rbd-sync"
+[[ $(stat -c '%a %U %G' /run/lock/rbd-sync) == "3770 root rbd-sync" ]] ||
+    fail "/run/lock/rbd-sync is $(stat -c '%a %U %G' /run/lock/rbd-sync), not 3770 root rbd-sync"
 [[ $(stat -c '%a %U %G' /var/log/rbd-sync) == "2750 rbd-sync rbd-sync" ]] ||
     fail "/var/log/rbd-sync is $(stat -c '%a %U %G' /var/log/rbd-sync)"
 ok "installed: files, conffiles, user, group, lock and log directories"

@@ -55,8 +55,8 @@ void refuse_schema_of_another_role(pqxx::work& work) {
   if (owner.empty()) {
     return;
   }
-  const std::string owner_name = owner[0][0].as<std::string>();
-  const std::string me = owner[0][1].as<std::string>();
+  const auto owner_name = owner[0][0].as<std::string>();
+  const auto me = owner[0][1].as<std::string>();
   throw Error(ExitCode::config,
               "schema rbdsync belongs to role '" + display_text(owner_name, Controls::escape) +
                   "', not to '" + display_text(me, Controls::escape) + "', which migrates it",

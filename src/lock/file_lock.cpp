@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "common/error.hpp"
 #include "lock/lock_path.hpp"
@@ -22,9 +23,9 @@ constexpr int k_max_replaced = 3;
 
 }  // namespace
 
-FileLock::FileLock(std::string path, const std::string& shared_group)
+FileLock::FileLock(std::string path, std::string shared_group)
     : m_path(std::move(path)),
-      m_shared_group(shared_group),
+      m_shared_group(std::move(shared_group)),
       m_fd(open_lock_path(m_path, OpenMode::create, m_shared_group)) {}
 
 bool FileLock::flock_named_file() {

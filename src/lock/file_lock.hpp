@@ -38,7 +38,7 @@ class FileLock {
   /// Error(ExitCode::cant_create) for a path that cannot be opened or created, or that
   /// open_lock_path() refuses (a symlink on the way, a directory another user owns, a
   /// file that is not regular, ...).
-  explicit FileLock(std::string path, const std::string& shared_group = k_shared_group);
+  explicit FileLock(std::string path, std::string shared_group = k_shared_group);
   ~FileLock() = default;
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;

@@ -9,9 +9,11 @@
 #   scripts/ceph-cluster.sh start-mon DIR  # fault tests: start that mon again
 #
 # Environment knobs (start):
-#   CEPH_CLUSTER_PORT         mon msgr2 port (default 46789); msgr1 = PORT+1;
-#                             OSD/MGR bind in [PORT+10, PORT+99]. Give clusters
-#                             that run at the same time ports >= 100 apart.
+#   CEPH_CLUSTER_PORT         mon msgr2 port; msgr1 = PORT+1; OSD/MGR bind in
+#                             [PORT+10, PORT+99]. Default `auto`: a free block of
+#                             100 below the ephemeral range, chosen under a
+#                             machine-wide lock (scripts/lib/sandbox.sh), so that
+#                             clusters and suites started together never collide.
 #   CEPH_CLUSTER_MGR          0 (default) | 1 = also start ceph-mgr. Only needed
 #                             for mgr commands (`ceph df` numbers, `ceph pg stat`,
 #                             rbd trash purge schedules, ...), which hang without it.
@@ -41,6 +43,7 @@
 set -euo pipefail
 
 PROG=${0##*/}
+SELF=$(realpath -- "$0")
 # shellcheck source=scripts/lib/sandbox.sh
 source "$(dirname "$0")/lib/sandbox.sh"
 
@@ -61,7 +64,7 @@ readonly MARKER=.ceph-cluster-dir   # marks DIR as ours: stop only rm -rf's such
 usage() {
     cat >&2 <<EOF
 usage: $PROG start|stop|status|kill-mon|start-mon DIR
-  env: CEPH_CLUSTER_PORT (46789)  CEPH_CLUSTER_MGR (0|1)  CEPH_CLUSTER_OBJECTSTORE (memstore|bluestore)
+  env: CEPH_CLUSTER_PORT (auto)  CEPH_CLUSTER_MGR (0|1)  CEPH_CLUSTER_OBJECTSTORE (memstore|bluestore)
        CEPH_CLUSTER_OSD_MEMORY_TARGET (1073741824)
 EOF
     exit 2
@@ -394,7 +397,11 @@ on_start_exit() {
 cmd_start() {
     local fsid
     T0=$(now_us)
-    PORT=${CEPH_CLUSTER_PORT:-46789}
+    PORT=${CEPH_CLUSTER_PORT:-auto}
+    if [[ $PORT == auto ]]; then
+        start_under_ports_lock "$SELF"
+        PORT=$(free_port_block 100)
+    fi
     local with_mgr=${CEPH_CLUSTER_MGR:-0}
     OBJECTSTORE=${CEPH_CLUSTER_OBJECTSTORE:-memstore}
     OSD_MEMORY_TARGET=${CEPH_CLUSTER_OSD_MEMORY_TARGET:-1073741824}

@@ -9,7 +9,8 @@
 #                               # on 127.0.0.1 with a login it makes, until Ctrl-C, and
 #                               # stops everything
 #
-# Knobs: RBDSYNC_DEMO_CEPH_PORT (default 47789), RBDSYNC_DEMO_PG_PORT (default 56432),
+# Knobs: RBDSYNC_DEMO_CEPH_PORT, RBDSYNC_DEMO_PG_PORT (default: free ports, chosen so
+#        that the demo and test suites can run side by side),
 #        RBDSYNC_DEMO_CONSOLE_PORT (default 8080),
 #        RBDSYNC_DEMO_KEEP=1 (leave the services running and print how to reach them).
 set -euo pipefail
@@ -40,8 +41,8 @@ if [[ ${RBDSYNC_DEMO_KEEP:-0} != 1 ]]; then
 fi
 
 say "starting a throwaway Ceph cluster and PostgreSQL server in $work"
-CEPH_CLUSTER_MGR=1 CEPH_CLUSTER_PORT=${RBDSYNC_DEMO_CEPH_PORT:-47789} "$root/scripts/ceph-cluster.sh" start "$work/ceph"
-PG_SERVER_PORT=${RBDSYNC_DEMO_PG_PORT:-56432} "$root/scripts/pg-server.sh" start "$work/pg"
+CEPH_CLUSTER_MGR=1 CEPH_CLUSTER_PORT=${RBDSYNC_DEMO_CEPH_PORT:-auto} "$root/scripts/ceph-cluster.sh" start "$work/ceph"
+PG_SERVER_PORT=${RBDSYNC_DEMO_PG_PORT:-auto} "$root/scripts/pg-server.sh" start "$work/pg"
 # shellcheck source=/dev/null
 source "$work/ceph/env.sh"
 # shellcheck source=/dev/null
@@ -122,7 +123,7 @@ echo "exit code: $busy (75 = already running)"
 
 if ((console)); then
     say "the console: the Django app of contrib/django, on this inventory"
-    pg_port=${RBDSYNC_DEMO_PG_PORT:-56432}
+    pg_port=$(sed -n 's/.* port=\([0-9]*\) .*/\1/p' <<<"$RBDSYNC_TEST_DB")
     console_port=${RBDSYNC_DEMO_CONSOLE_PORT:-8080}
     # The site's own role, as a Django shop has one: its tables (users, sessions) in a
     # schema of its own in the inventory's database, and SELECT on schema rbdsync

@@ -8,7 +8,9 @@
 #   scripts/pg-server.sh resume DIR   # fault tests: start it again
 #
 # Environment knobs (start):
-#   PG_SERVER_PORT   TCP port on 127.0.0.1 (default 55432)
+#   PG_SERVER_PORT   TCP port on 127.0.0.1; default `auto`: a free one below the
+#                    ephemeral range, chosen under a machine-wide lock
+#                    (scripts/lib/sandbox.sh)
 #
 # The server listens on 127.0.0.1 only (plus a unix socket inside DIR), uses
 # scram-sha-256 password auth for every connection, and runs with fsync,
@@ -38,13 +40,14 @@
 set -euo pipefail
 
 PROG=${0##*/}
+SELF=$(realpath -- "$0")
 # shellcheck source=scripts/lib/sandbox.sh
 source "$(dirname "$0")/lib/sandbox.sh"
 
 # Read our knob, then drop every PG* variable of the caller: its libpq
 # settings (PGHOST, PGUSER, even PGPASSWORD, which would override pgpass) must
 # not leak into our psql calls. Done first, before we define PG_* constants.
-PORT=${PG_SERVER_PORT:-55432}
+PORT=${PG_SERVER_PORT:-auto}
 unset "${!PG@}"
 
 readonly PG_BIN=/usr/lib/postgresql/15/bin
@@ -54,7 +57,7 @@ readonly MARKER=.pg-server-dir   # marks DIR as ours: stop only rm -rf's such di
 
 
 usage() {
-    echo "usage: $PROG start|stop|status|halt|resume DIR   (env: PG_SERVER_PORT, default 55432)" >&2
+    echo "usage: $PROG start|stop|status|halt|resume DIR   (env: PG_SERVER_PORT, default auto)" >&2
     exit 2
 }
 
@@ -256,6 +259,10 @@ cmd_start() {
     done
     id "$PG_USER" >/dev/null 2>&1 || die "system user $PG_USER missing (install postgresql-15)"
     [[ $EUID -eq 0 ]] || die "must run as root (the server runs as $PG_USER via runuser)"
+    if [[ $PORT == auto ]]; then
+        start_under_ports_lock "$SELF"
+        PORT=$(free_port_block 1)
+    fi
     if ! [[ $PORT =~ ^[0-9]+$ ]] || ((PORT < 1024 || PORT > 65535)); then
         die "PG_SERVER_PORT must be a number in 1024..65535 (got '$PORT')"
     fi

@@ -1,40 +1,75 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh Debian 12 machine (as root):
-#   installs what is missing, builds twice (normal, and ASan/UBSan), starts a throwaway
-#   Ceph cluster and PostgreSQL server on 127.0.0.1, runs every CTest test in both
-#   builds against them, fuzzes the decoders for about two minutes (a third build,
-#   build-fuzz/: clang and libFuzzer, label `fuzz`), stops the services, and exits
-#   non-zero on any failure.
+# The test suite, from a fresh Debian 12 machine (as root). Two modes, one script:
 #
-# Knobs: RBDSYNC_TEST_CEPH_PORT (default 46789), RBDSYNC_TEST_PG_PORT (default 55432),
-#        RBDSYNC_TEST_SKIP_ASAN=1 (only the normal build; for quick local loops),
-#        RBDSYNC_TEST_SKIP_FUZZ=1 (no fuzz build and no fuzzing).
+#   ./scripts/test.sh        the default, for every change: one build (build/,
+#                            RelWithDebInfo), then, against a throwaway Ceph cluster and
+#                            PostgreSQL server: clang-tidy beside the CTest suite (unit,
+#                            integration, the console's Django tests, the format and
+#                            module checks), run side by side (ctest -j).
+#   ./scripts/test.sh --all  what CI runs (.ci/run): the default, plus the benches'
+#                            smoke runs, the Debian package, the console in headless
+#                            Chromium, the ASan/UBSan build and its pass, and the decoders
+#                            fuzzed (build-fuzz/: clang and libFuzzer).
+#
+# Both install what is missing first (scripts/deps.sh), stop the services on any exit,
+# print how long each part took, and exit non-zero on any failure. docs/testing.md says
+# what each mode runs, how long it takes, and how to run one test by hand.
+#
+# Knobs: RBDSYNC_TEST_JOBS (tests side by side; default 4, docs/testing.md has the
+#        measurements), RBDSYNC_TEST_CEPH_PORT and RBDSYNC_TEST_PG_PORT (default: free
+#        ports, so that suites and scripts/demo.sh run beside each other),
+#        RBDSYNC_TIDY_CACHE (scripts/tidy-cached.py; `off` checks every file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-jobs=$(nproc)
+all=0
+case ${1:-} in
+    "") ;;
+    --all) all=1 ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "test.sh: unknown argument '$1' (use --all, or nothing)" >&2
+        exit 64
+        ;;
+esac
+build_jobs=$(nproc)
+test_jobs=${RBDSYNC_TEST_JOBS:-4}
 t_start=$(date +%s.%N)
-elapsed() { python3 -c "print(f'{$(date +%s.%N) - $1:.1f}')"; }
+elapsed() { python3 -c "print(f'{$(date +%s.%N) - $1:.0f}')"; }
 say() { echo "test.sh: $*" >&2; }
+timings=()
+# Runs "$@" as the part named $1 of the suite and records its time; a failure fails the
+# suite at the end, not at once, so that every part reports.
+failed=0
+part() {
+    local name=$1 t status=0
+    shift
+    t=$(date +%s.%N)
+    say "$name"
+    "$@" || status=$?
+    timings+=("$name $(elapsed "$t")s")
+    if ((status != 0)); then
+        say "FAILED: $name"
+        failed=1
+    fi
+    return "$status"
+}
 
+t=$(date +%s.%N)
 "$root/scripts/deps.sh"
+timings+=("deps $(elapsed "$t")s")
 
-say "building build/ (RelWithDebInfo)"
-# -DRBDSYNC_TESTS=ON: scripts/demo.sh builds build/ without the tests, and the cache
-# would otherwise keep that.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRBDSYNC_TESTS=ON >/dev/null
-cmake --build build -j "$jobs"
-if [[ ${RBDSYNC_TEST_SKIP_ASAN:-0} != 1 ]]; then
-    say "building build-asan/ (Debug, ASan + UBSan)"
-    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRBDSYNC_SANITIZE=ON >/dev/null
-    cmake --build build-asan -j "$jobs"
-fi
-if [[ ${RBDSYNC_TEST_SKIP_FUZZ:-0} != 1 ]]; then
-    say "building build-fuzz/ (clang, libFuzzer + ASan + UBSan, decoders only)"
-    CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRBDSYNC_FUZZ=ON >/dev/null
-    cmake --build build-fuzz -j "$jobs"
-fi
-build_seconds=$(elapsed "$t_start")
+# -DRBDSYNC_TESTS=ON: scripts/demo.sh builds build/ without the tests, and the cache would
+# otherwise keep that. The benches are built in --all only.
+build_normal() {
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRBDSYNC_TESTS=ON \
+        -DRBDSYNC_BENCH="$( ((all)) && echo ON || echo OFF)" >/dev/null &&
+        cmake --build build -j "$build_jobs"
+}
+part "build build/ (RelWithDebInfo)" build_normal || { say "the build failed; no test ran"; exit 1; }
 
 work=$(mktemp -d /tmp/rbd-sync-test.XXXXXX)
 stop_services() {
@@ -44,34 +79,48 @@ stop_services() {
 }
 trap stop_services EXIT
 
-t_services=$(date +%s.%N)
-# A mgr, for the pool usage figures (`ceph df`) the inventory records; without one
-# they are all zero.
-CEPH_CLUSTER_MGR=1 CEPH_CLUSTER_PORT=${RBDSYNC_TEST_CEPH_PORT:-46789} "$root/scripts/ceph-cluster.sh" start "$work/ceph"
-ceph_seconds=$(elapsed "$t_services")
-t_pg=$(date +%s.%N)
-PG_SERVER_PORT=${RBDSYNC_TEST_PG_PORT:-55432} "$root/scripts/pg-server.sh" start "$work/pg"
-pg_seconds=$(elapsed "$t_pg")
+start_services() {
+    # A mgr, for the pool usage figures (`ceph df`) the inventory records; without one
+    # they are all zero.
+    CEPH_CLUSTER_MGR=1 CEPH_CLUSTER_PORT=${RBDSYNC_TEST_CEPH_PORT:-auto} \
+        "$root/scripts/ceph-cluster.sh" start "$work/ceph" &&
+        PG_SERVER_PORT=${RBDSYNC_TEST_PG_PORT:-auto} "$root/scripts/pg-server.sh" start "$work/pg"
+}
+part "start the Ceph cluster and PostgreSQL" start_services || exit 1
 # shellcheck source=/dev/null
 source "$work/ceph/env.sh"
 # shellcheck source=/dev/null
 source "$work/pg/env.sh"
 
-failed=0
-t_tests=$(date +%s.%N)
-say "lint: clang-format and clang-tidy"
-"$root/scripts/lint.sh" build || failed=1
-say "running the suite in build/"
-ctest --test-dir build --output-on-failure --timeout 600 || failed=1
-if [[ ${RBDSYNC_TEST_SKIP_ASAN:-0} != 1 ]]; then
-    say "running the suite in build-asan/"
-    # librados/librbd are not instrumented; their process-lifetime allocations are
-    # listed in tests/lsan.supp so that leaks in our code still fail the run. The
-    # Django app's tests (labels django, browser) check the console, not the binary
-    # (the web path runs under ASan in ops_test), so they run once, in build/. So do the
-    # tests shaped by scale or repetition (a thousand images, fifty or twenty runs at
-    # once, the benches): the paths they take are the ones other integration tests take
-    # under ASan once, and together they cost over two minutes of the CI budget there.
+# clang-tidy is CPU-bound and the tests mostly wait on Ceph and PostgreSQL: side by side.
+"$root/scripts/lint.sh" --tidy-only build >"$work/tidy.log" 2>&1 &
+tidy_pid=$!
+t_tidy=$(date +%s.%N)
+
+# In build/: everything but what --all adds. --all runs all of it.
+only_default=(-LE "package|browser|bench")
+((all)) && only_default=()
+part "the suite in build/ (ctest -j $test_jobs)" \
+    ctest --test-dir build --output-on-failure --timeout 900 -j "$test_jobs" "${only_default[@]}" ||
+    true
+
+tidy_status=0
+wait "$tidy_pid" || tidy_status=$?
+cat "$work/tidy.log" >&2
+timings+=("clang-tidy, beside the suite $(elapsed "$t_tidy")s")
+if ((tidy_status != 0)); then
+    say "FAILED: clang-tidy"
+    failed=1
+fi
+
+if ((all)); then
+    build_asan() {
+        cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRBDSYNC_SANITIZE=ON \
+            -DRBDSYNC_BENCH=OFF >/dev/null && cmake --build build-asan -j "$build_jobs"
+    }
+    # What runs under ASan and UBSan, and what does not and why: docs/testing.md.
+    # librados/librbd are not instrumented; their process-lifetime allocations are listed
+    # in tests/lsan.supp so that leaks in our code still fail the run.
     #
     # intercept_tls_get_addr=0: the sanitizer runtime of GCC 12 and LLVM <= 16 takes a
     # dynamic TLS block whose start lies 16 bytes into a page for one carrying glibc
@@ -81,22 +130,36 @@ if [[ ${RBDSYNC_TEST_SKIP_ASAN:-0} != 1 ]]; then
     # exit 134; google/sanitizers#1322). Ceph's thread_locals are dynamic TLS since the
     # core is dlopen'ed. Without the interception the blocks are still found: glibc
     # allocates them with malloc and they hang off each thread's dtv.
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:intercept_tls_get_addr=0 \
-    LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --test-dir build-asan --output-on-failure --timeout 600 -LE "lint|package|browser|django|bench" \
-            -E "PerImageCost|FiftyRuns|TwentyPresses" || failed=1
-fi
-if [[ ${RBDSYNC_TEST_SKIP_FUZZ:-0} != 1 ]]; then
-    # Each harness fuzzes for a fixed time from tests/fuzz/corpus/; a finding fails its
-    # test, which names the reproducer under build-fuzz/tests/fuzz/work/.
-    say "fuzzing the decoders in build-fuzz/"
-    ctest --test-dir build-fuzz --output-on-failure -L fuzz || failed=1
-fi
-tests_seconds=$(elapsed "$t_tests")
+    run_asan() {
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:intercept_tls_get_addr=0 \
+        LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            ctest --test-dir build-asan --output-on-failure --timeout 900 -j "$test_jobs" \
+                -LE "lint|package|browser|django|bench" \
+                -E "PerImageCost|FiftyRuns|TwentyPresses"
+    }
+    if part "build build-asan/ (Debug, ASan + UBSan)" build_asan; then
+        part "the suite in build-asan/ (ctest -j $test_jobs)" run_asan || true
+    fi
 
-say "timings: deps+build ${build_seconds}s, ceph cluster start ${ceph_seconds}s," \
-    "postgres start ${pg_seconds}s, tests ${tests_seconds}s, total $(elapsed "$t_start")s"
+    build_fuzz() {
+        CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRBDSYNC_FUZZ=ON \
+            >/dev/null && cmake --build build-fuzz -j "$build_jobs"
+    }
+    # Each harness fuzzes for a fixed time from tests/fuzz/corpus/; a finding fails its
+    # test, which names the reproducer under build-fuzz/tests/fuzz/work/. CPU-bound: as
+    # many at once as there are cores.
+    if part "build build-fuzz/ (clang, libFuzzer + ASan + UBSan, decoders only)" build_fuzz; then
+        part "fuzzing the decoders in build-fuzz/" \
+            ctest --test-dir build-fuzz --output-on-failure -j "$build_jobs" -L fuzz || true
+    fi
+fi
+
+say "timings ($( ((all)) && echo "--all" || echo "default"), ctest -j $test_jobs, $(nproc) cores):"
+for line in "${timings[@]}"; do
+    say "  $line"
+done
+say "  total $(elapsed "$t_start")s"
 if ((failed)); then
     say "FAILED"
     exit 1

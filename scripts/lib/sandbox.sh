@@ -17,6 +17,43 @@ elapsed_since() {
 
 port_is_free() { [[ -z $(ss -Hltn "( sport = :$1 )" 2>/dev/null) ]]; }
 
+# Services started with an automatic port (the default) choose it under this lock and
+# keep it until they listen, so that two suites started at the same moment never pick
+# the same block. Held by flock(1) -o: the daemons a start leaves running do not
+# inherit it.
+readonly PORTS_LOCK=/tmp/rbd-sync-test-ports.lock
+
+# Re-runs this script's `start DIR` under PORTS_LOCK, once: call it first thing in a
+# start whose port is automatic. $1: the script's own absolute path.
+start_under_ports_lock() {
+    local self=$1
+    [[ -n ${RBDSYNC_PORTS_LOCK_HELD:-} ]] && return 0
+    command -v flock >/dev/null || die "command 'flock' not found (run scripts/deps.sh)"
+    RBDSYNC_PORTS_LOCK_HELD=1 exec flock -o "$PORTS_LOCK" "$self" start "$DIR"
+}
+
+# Prints the first of $1 consecutive TCP ports that no socket uses (listening or
+# connected), below the kernel's ephemeral range, where no outgoing connection can take
+# one later (the fixed ports of old, 46789 and 55432, lay inside it). Blocks of 100 from
+# a random one on. Call it holding PORTS_LOCK (start_under_ports_lock).
+free_port_block() {
+    local count=$1 ephemeral_low first=20000 blocks start i base p used
+    read -r ephemeral_low _ < /proc/sys/net/ipv4/ip_local_port_range
+    blocks=$(( (ephemeral_low - count - first) / 100 ))
+    ((blocks > 0)) || die "no room for $count ports between $first and the ephemeral range ($ephemeral_low)"
+    used=" $(ss -Htanu 2>/dev/null | awk '{n = split($4, a, ":"); print a[n]}' | sort -un | tr '\n' ' ') "
+    start=$((RANDOM % blocks))
+    for ((i = 0; i < blocks; i++)); do
+        base=$((first + (start + i) % blocks * 100))
+        for ((p = base; p < base + count; p++)); do
+            [[ $used == *" $p "* ]] && continue 2
+        done
+        echo "$base"
+        return 0
+    done
+    die "no $count consecutive free ports in $first-$((ephemeral_low - 1))"
+}
+
 # Who listens on port $1, e.g. "by ceph-mon pid 1234" (for error messages).
 port_owner() {
     local users

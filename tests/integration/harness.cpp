@@ -818,6 +818,20 @@ std::vector<std::string> TestDatabase::settled_write_counts() const {
 // ---------------------------------------------------------------------------- fixture
 
 std::vector<std::string> IntegrationTest::run_args(const std::vector<std::string>& extra) const {
+  // Tests run side by side on one cluster (tests/CMakeLists.txt): a sync of every pool
+  // would read what other tests make and delete meanwhile. Those that mean to sync every
+  // pool say so in their name, and CTest runs them alone.
+  const bool names_pools = std::find_if(extra.begin(), extra.end(), [](const std::string& arg) {
+                             return arg == "--pool" || arg == "-p";
+                           }) != extra.end();
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (!names_pools && test != nullptr &&
+      std::string(test->name()).find(k_every_pool_marker) == std::string::npos &&
+      std::string(test->test_suite_name()) != k_serial_suite) {
+    throw std::logic_error(std::string("a sync of every pool in a test that runs beside others: "
+                                       "give it --pool, or put '") +
+                           k_every_pool_marker + "' in the test's name (it then runs alone)");
+  }
   std::vector<std::string> args{"run",
                                 "--db",
                                 db.conninfo(),

@@ -245,6 +245,12 @@ class BlockingSession {
   std::unique_ptr<pqxx::work> m_work;
 };
 
+/// A test whose name holds this syncs every pool, and tests/CMakeLists.txt runs it
+/// alone; every other test names its pools (run_args() refuses a sync without --pool).
+inline constexpr const char* k_every_pool_marker = "EveryPool";
+/// The suite whose tests stop the shared mon, OSD or PostgreSQL server: run alone too.
+inline constexpr const char* k_serial_suite = "FaultTest";
+
 /// Each test gets its own database, lock file and pool names.
 class IntegrationTest : public ::testing::Test {
  protected:

@@ -744,7 +744,8 @@ TEST_P(InventoryReaderTest, SyncOfNamedPoolsNeverRemovesRowsOfOtherPools) {
   EXPECT_EQ(db.rows(other_rows_sql), other_rows);
 }
 
-TEST_P(InventoryReaderTest, SyncOfANamedPoolKeepsAStoredPoolOfThatNameWithAnotherId) {
+TEST_P(InventoryReaderTest,
+       SyncOfANamedPoolKeepsAStoredPoolOfThatNameWithAnotherIdAsDoesAnEveryPoolSync) {
   ceph.create_image(pool, "old", 8 * k_mib);
   ASSERT_EQ(sync({"--pool", pool}).exit_code, 0);
   const std::string renamed = unique_name("inv-renamed");

@@ -374,7 +374,7 @@ TEST_P(LeastPrivilegeTest, OnePoolReadOnlyClientCannotCountClonesOfAnySnapshot) 
       admin_images, admin_snaps, {"v1-parent@s1", "v2-parent@s1", "local-parent@s1", "lonely@s1"});
 }
 
-TEST_P(LeastPrivilegeTest, OnePoolClientWithoutPoolSyncsItsPoolAndNamesThoseItCannotRead) {
+TEST_P(LeastPrivilegeTest, OnePoolClientInAnEveryPoolSyncSyncsItsPoolAndNamesThoseItCannotRead) {
   sync_as_admin();
   const auto admin_images = images(id_b);
   const auto admin_snaps = snapshots(id_b);
@@ -411,7 +411,8 @@ TEST_P(LeastPrivilegeTest, OnePoolClientWithoutPoolSyncsItsPoolAndNamesThoseItCa
                                              {"v1-parent@s1", "v2-parent@s1"});
 }
 
-TEST_P(LeastPrivilegeTest, ClientThatMayNotReadWhatItIsAskedToSyncFailsWithExit77) {
+TEST_P(LeastPrivilegeTest,
+       ClientThatMayNotReadWhatItIsAskedToSyncFailsWithExit77ByPoolOrEveryPool) {
   sync_as_admin();
   const std::string before = db.checksum();
   CephClient one_pool(ceph, dir, unique_name("lp-one"),

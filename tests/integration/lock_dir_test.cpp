@@ -2,6 +2,8 @@
 // group (the web server's user, admins) and a user outside it, as real accounts made
 // for the test, running the real binary against the test services. Needs root, as CI
 // has: it adds and removes system users and a group.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +31,25 @@ void must_run(const std::vector<std::string>& argv) {
     throw std::runtime_error(line + "failed: " + result.err);
   }
 }
+
+/// Held for a LockDirTest's whole life. Another suite on this machine may be adding
+/// users meanwhile (useradd fails while /etc/passwd is locked), or setting the same
+/// sysctl; the package test (deb_test.sh) takes it too.
+class MachineWideLock {
+ public:
+  MachineWideLock() : m_fd(::open(k_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    if (m_fd < 0 || ::flock(m_fd, LOCK_EX) != 0) {
+      throw std::runtime_error(std::string("cannot lock ") + k_path);
+    }
+  }
+  ~MachineWideLock() { ::close(m_fd); }
+  MachineWideLock(const MachineWideLock&) = delete;
+  MachineWideLock& operator=(const MachineWideLock&) = delete;
+
+ private:
+  static constexpr const char* k_path = "/tmp/rbd-sync-test-accounts.lock";
+  int m_fd;
+};
 
 /// A sysctl set for the test's lifetime, then put back.
 class SysctlSetting {
@@ -113,6 +134,7 @@ class LockDirTest : public IntegrationTest {
  protected:
   void SetUp() override {
     ASSERT_EQ(::geteuid(), 0U) << "these tests add users and a group: run them as root (CI does)";
+    machine_lock = std::make_unique<MachineWideLock>();
     protected_regular = std::make_unique<SysctlSetting>("fs.protected_regular", "2");
     accounts = std::make_unique<Accounts>();
     ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
@@ -173,6 +195,8 @@ class LockDirTest : public IntegrationTest {
     return as(user, {"status", "--lock-file", lock_file});
   }
 
+  // Members are destroyed in reverse: the accounts and the sysctl go before the lock.
+  std::unique_ptr<MachineWideLock> machine_lock;
   std::unique_ptr<SysctlSetting> protected_regular;
   std::unique_ptr<Accounts> accounts;
   std::string lock_dir;

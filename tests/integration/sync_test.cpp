@@ -118,7 +118,7 @@ TEST_F(SyncTest, RemovedImageDisappearsAndResizedImageIsUpdated) {
             (std::vector<std::string>{"grow|134217728", "keep|67108864"}));
 }
 
-TEST_F(SyncTest, WithoutPoolOptionEveryRbdPoolIsSyncedAndOtherPoolsAreNot) {
+TEST_F(SyncTest, WithoutPoolOptionEveryPoolOfTheRbdApplicationIsSyncedAndNoOther) {
   const std::string second = unique_name("it");
   const std::string not_rbd = unique_name("it-raw");
   ceph.create_pool(second);
@@ -197,7 +197,7 @@ TEST_F(SyncTest, JsonOutputSaysHowEachReaderReadTheImages) {
 class SchemaTest : public IntegrationTest {};
 
 TEST_F(SchemaTest, RunAgainstAnUnmigratedDatabaseIsRefusedWithAHint) {
-  const RunResult result = sync();
+  const RunResult result = sync({"--pool", "not-read-before-the-schema-is-checked"});
   EXPECT_EQ(result.exit_code, 78);
   EXPECT_NE(result.err.find("rbd-sync migrate"), std::string::npos) << result.err;
 }

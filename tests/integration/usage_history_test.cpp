@@ -88,7 +88,7 @@ TEST_F(UsageHistoryTest, FiguresAreRecordedWhenTheyChangeNamingTheRunThatSawThem
             std::vector<std::string>{"0"});
 }
 
-TEST_F(UsageHistoryTest, HistoryGoesWithItsPoolAndOutlivesItsRuns) {
+TEST_F(UsageHistoryTest, HistoryGoesWithItsPoolInAnEveryPoolSyncAndOutlivesItsRuns) {
   ceph.create_image(pool, "a", 8 * k_mib);
   ASSERT_EQ(sync({"--pool", pool}).exit_code, 0);
   ASSERT_EQ(pool_rows().size(), 1U);

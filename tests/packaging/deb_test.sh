@@ -61,6 +61,10 @@ grep -q '__[a-z]*_chk@' <<<"$symbols" || fail "no fortified libc calls in the bi
 ok "stripped, bindnow, fortify ($(stat -c %s "$binary") bytes)"
 
 # --- install -----------------------------------------------------------------------
+# The package adds the user and group rbd-sync and sets up /run/lock/rbd-sync: one
+# suite at a time on this machine (LockDirTest takes the same lock for its accounts).
+exec {accounts_lock}>/tmp/rbd-sync-test-accounts.lock
+flock "$accounts_lock"
 dpkg -i "$deb" >/dev/null
 [[ $(/usr/bin/rbd-sync --version) == "rbd-sync $version" ]] ||
     fail "installed --version says '$(/usr/bin/rbd-sync --version)'"

@@ -20,7 +20,8 @@ def required(name):
     return value
 
 
-TEST_DATABASE = "test_rbdsync_console"
+# One per run: the page's tests and the browser's run side by side (ctest -j).
+TEST_DATABASE = f"test_rbdsync_console_{os.getpid()}"
 required("PGPASSFILE")
 os.environ["RBDSYNC_CONSOLE_DB"] = required("RBDSYNC_TEST_DB")
 os.environ["RBDSYNC_CONSOLE_BINARY"] = required("RBDSYNC_TEST_BINARY")

@@ -82,6 +82,20 @@ class FaultTest : public IntegrationTest {
   std::string before;
 };
 
+/// A process stopped (SIGSTOP) until thaw() or the end of the scope: a test that fails
+/// with the shared OSD frozen must not leave it so for every test after it.
+class Frozen {
+ public:
+  explicit Frozen(pid_t pid) : m_pid(pid) { ::kill(m_pid, SIGSTOP); }
+  ~Frozen() { thaw(); }
+  Frozen(const Frozen&) = delete;
+  Frozen& operator=(const Frozen&) = delete;
+  void thaw() { ::kill(m_pid, SIGCONT); }
+
+ private:
+  pid_t m_pid;
+};
+
 /// Waits until a statement of the sync is blocked on a lock, i.e. mid-write.
 void wait_until_write_blocked(const TestDatabase& db) {
   for (int attempt = 0; attempt < 1500; ++attempt) {
@@ -171,12 +185,16 @@ TEST_F(FaultTest, SignalWhileReadsAreInFlightRollsBackAndExitsWithTheSignalsCode
     SCOPED_TRACE(what);
     BackgroundRun run(run_args({"--pool", pool, "--reader", c.reader}));
     stop_when_reading_starts(run.pid(), lock_file);
-    ::kill(osd, SIGSTOP);
+    Frozen frozen_osd(osd);
     ::kill(run.pid(), SIGCONT);
+    // Still timed (#32 item 6 is open here): waiting on the events instead (the first
+    // request unread in the OSD's socket, then the signal no longer pending) made the
+    // run take 15 s, or its 20 s grace, in about 1 of 3 runs (fresh cluster, either
+    // reader); with these pauses it takes 0.7 s. Left for its own issue.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the reads go out
     ::kill(run.pid(), c.signal_number);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ::kill(osd, SIGCONT);
+    frozen_osd.thaw();
     const RunResult result = run.wait();
     report(what, result);
     EXPECT_EQ(result.exit_code, c.exit_code) << result.err;
@@ -193,10 +211,10 @@ TEST_F(FaultTest, FrozenOsdWhileReadingFailsWithinTheCephTimeout) {
   const pid_t osd = pid_from_file(ceph_dir() + "/run/osd.0.pid");
   BackgroundRun run(run_args({"--pool", pool, "--ceph-timeout", "3"}));
   stop_when_reading_starts(run.pid(), lock_file);
-  ::kill(osd, SIGSTOP);
+  Frozen frozen_osd(osd);
   ::kill(run.pid(), SIGCONT);
   RunResult result = run.wait();
-  ::kill(osd, SIGCONT);
+  frozen_osd.thaw();
   // The read may have been between two images; either way it must end, not hang.
   expect_failure("OSD frozen (SIGSTOP) while reading, --ceph-timeout 3", result, 69, "timed out");
   EXPECT_LT(result.seconds, 20.0);
@@ -323,8 +341,15 @@ TEST_F(FaultTest, SecretsAppearNowhereInOutputLogsOrTheCommandLine) {
     BackgroundRun run(run_args({"--pool", pool, "-v", "--log-file", log, "--keyring",
                                 dir.file("keyring"), "--wait", "30"}),
                       env);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    cmdlines += read_file("/proc/" + std::to_string(run.pid()) + "/cmdline");
+    // Until the child has exec'ed, /proc shows the test's own command line.
+    const std::string cmdline = "/proc/" + std::to_string(run.pid()) + "/cmdline";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (read_file(cmdline).find("--wait") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    cmdlines += read_file(cmdline);
+    EXPECT_NE(cmdlines.find("--wait"), std::string::npos) << "never saw the run's command line";
     holder->unlock();
     holder.reset();
     return run.wait();

@@ -163,7 +163,9 @@ TEST_F(GuardTest, WaitingRunStartsOnceTheHolderFinishes) {
   BackgroundRun first(run_args({"--pool", pool}));
   stop_when_reading_starts(first.pid(), lock_file);
   BackgroundRun waiting(run_args({"--pool", pool, "--wait", "120"}));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // It opens the lock file first thing and then keeps trying it: once it has it open,
+  // nothing but the lock keeps it from its runs row.
+  wait_until_open(waiting.pid(), lock_file);
   EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs"), std::vector<std::string>{"1"})
       << "the waiting run must not start while the first holds the lock";
   ::kill(first.pid(), SIGCONT);

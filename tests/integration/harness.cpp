@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -359,6 +360,23 @@ void stop_when_reading_starts(pid_t pid, const std::string& lock_path) {
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
   throw std::runtime_error("the sync never started reading images");
+}
+
+void wait_until_open(pid_t pid, const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const std::string wanted = std::filesystem::weakly_canonical(path).string();
+  const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(fds, error)) {
+      std::error_code link_error;
+      if (std::filesystem::read_symlink(entry.path(), link_error).string() == wanted) {
+        return;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  throw std::runtime_error("process " + std::to_string(pid) + " never opened " + path);
 }
 
 // ---------------------------------------------------------------------------- Ceph

@@ -117,6 +117,9 @@ struct InventoryFixture {
 /// caller sends SIGCONT. Throws when the sync does not start reading within 60 s.
 void stop_when_reading_starts(pid_t pid, const std::string& lock_path);
 
+/// Waits until process `pid` has the file `path` open. Throws after 30 s.
+void wait_until_open(pid_t pid, const std::string& path);
+
 /// An admin connection to the test cluster, for making fixtures.
 class CephAdmin {
  public:

@@ -155,8 +155,10 @@ void require_sticky_if_shared(Dir& dir) {
              std::string(k_tmpfiles_fix) + ", or chmod +t '" + dir.path + "' as its owner");
 }
 
-/// Who may have changed this directory, and so what lies beyond it.
-void check_directory(const Dir& dir, bool holds_lock_file) {
+/// Who may have changed this directory, and so what lies beyond it. The lock file's own
+/// directory, when its group may write to it, is made sticky or refused
+/// (require_sticky_if_shared).
+void check_directory(Dir& dir, bool holds_lock_file) {
   const std::string what = holds_lock_file ? "lock directory '" : "directory '";
   if (dir.st.st_uid != 0 && dir.st.st_uid != ::geteuid()) {
     refuse(what + dir.path + "' belongs to user '" + user_name(dir.st.st_uid) +
@@ -166,6 +168,9 @@ void check_directory(const Dir& dir, bool holds_lock_file) {
                std::string(k_tmpfiles_fix) + "), or choose another --lock-file");
   }
   if ((dir.st.st_mode & S_IWOTH) == 0) {
+    if (holds_lock_file) {
+      require_sticky_if_shared(dir);
+    }
     return;
   }
   if (holds_lock_file) {
@@ -281,9 +286,6 @@ std::optional<Dir> open_directory(const std::string& lock_path, const Dir& paren
     refuse_component(lock_path, parent, name, errno);
   }
   check_directory(dir, holds_lock_file);
-  if (holds_lock_file) {
-    require_sticky_if_shared(dir);
-  }
   return dir;
 }
 
@@ -441,9 +443,6 @@ Fd open_lock_path(const std::string& path, OpenMode mode, const std::string& sha
   }
   Dir dir = open_start(path);
   check_directory(dir, names.size() == 1);
-  if (names.size() == 1) {
-    require_sticky_if_shared(dir);
-  }
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
     const bool holds_lock_file = i + 2 == names.size();
     auto next = open_directory(path, dir, names[i], holds_lock_file, mode, shared_group);

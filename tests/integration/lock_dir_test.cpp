@@ -14,6 +14,7 @@
 #include <memory>
 #include <thread>
 
+#include "common/fd.hpp"
 #include "integration/harness.hpp"
 #include "lock/file_lock.hpp"
 
@@ -38,17 +39,14 @@ void must_run(const std::vector<std::string>& argv) {
 class MachineWideLock {
  public:
   MachineWideLock() : m_fd(::open(k_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
-    if (m_fd < 0 || ::flock(m_fd, LOCK_EX) != 0) {
+    if (!m_fd || ::flock(m_fd.get(), LOCK_EX) != 0) {
       throw std::runtime_error(std::string("cannot lock ") + k_path);
     }
   }
-  ~MachineWideLock() { ::close(m_fd); }
-  MachineWideLock(const MachineWideLock&) = delete;
-  MachineWideLock& operator=(const MachineWideLock&) = delete;
 
  private:
   static constexpr const char* k_path = "/tmp/rbd-sync-test-accounts.lock";
-  int m_fd;
+  Fd m_fd;
 };
 
 /// A sysctl set for the test's lifetime, then put back.

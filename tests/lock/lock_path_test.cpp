@@ -50,6 +50,15 @@ Outcome open_as_caller(const std::string& path, OpenMode mode = OpenMode::create
   return {};
 }
 
+/// In a child process: becomes `uid`:`gid` with supplementary `groups`, as another user
+/// on the machine, or exits 125.
+void become(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
+  if (::setgroups(groups.size(), groups.data()) != 0 || ::setresgid(gid, gid, gid) != 0 ||
+      ::setresuid(uid, uid, uid) != 0) {
+    ::_exit(125);
+  }
+}
+
 /// Runs open_lock_path() in a child process as `uid`:`gid` with supplementary
 /// `groups`, as another user on the machine would. Needs root.
 Outcome open_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const std::string& path,
@@ -62,10 +71,7 @@ Outcome open_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const st
   Fd write_end(ends[1]);
   const pid_t child = ::fork();
   if (child == 0) {
-    if (::setgroups(groups.size(), groups.data()) != 0 || ::setresgid(gid, gid, gid) != 0 ||
-        ::setresuid(uid, uid, uid) != 0) {
-      ::_exit(125);
-    }
+    become(uid, gid, groups);
     const Outcome outcome = open_as_caller(path, mode);
     const ssize_t written = ::write(write_end.get(), outcome.text.data(), outcome.text.size());
     ::_exit(written < 0 ? 124 : to_int(outcome.code));
@@ -88,10 +94,7 @@ Outcome open_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const st
 int unlink_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const std::string& path) {
   const pid_t child = ::fork();
   if (child == 0) {
-    if (::setgroups(groups.size(), groups.data()) != 0 || ::setresgid(gid, gid, gid) != 0 ||
-        ::setresuid(uid, uid, uid) != 0) {
-      ::_exit(125);
-    }
+    become(uid, gid, groups);
     ::_exit(::unlink(path.c_str()) == 0 ? 0 : errno);
   }
   int status = 0;

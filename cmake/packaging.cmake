@@ -3,6 +3,11 @@
 # enabled by installing: the timer is not enabled and the cron job reads
 # RBDSYNC_CRON=no from /etc/default/rbd-sync until an admin says otherwise.
 
+if(RBDSYNC_TEST_HOOKS)
+  install(CODE "message(FATAL_ERROR \"this build has the test-only fault hooks \
+(RBDSYNC_TEST_HOOKS, on with RBDSYNC_TESTS): configure another build directory with \
+-DRBDSYNC_TESTS=OFF to install\")")
+endif()
 install(TARGETS rbd-sync RUNTIME DESTINATION bin)
 # Private to rbd-sync: no SONAME, nothing links it; the front dlopens it by this path.
 install(TARGETS rbdsync_core LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/rbd-sync)

@@ -30,8 +30,10 @@ constexpr const char* k_schema_table = "rbdsync.schema_migrations";
 
 /// Fault injection for the integration tests (as Ceph's own inject options): with
 /// RBDSYNC_INJECT_FAULT=sink-exception, adding an image throws a plain std::exception,
-/// as a bug would, to prove that every run is finished anyway.
+/// as a bug would, to prove that every run is finished anyway. Compiled only into a
+/// build with the tests (RBDSYNC_TEST_HOOKS): a release core does not read the variable.
 void throw_injected_fault() {
+#ifdef RBDSYNC_TEST_HOOKS
   static const bool inject = [] {
     // Read once; rbd-sync never changes its environment. NOLINTNEXTLINE(concurrency-mt-unsafe)
     const char* fault = std::getenv("RBDSYNC_INJECT_FAULT");
@@ -40,6 +42,7 @@ void throw_injected_fault() {
   if (inject) {
     throw std::runtime_error("injected fault: sink-exception");
   }
+#endif
 }
 
 /// Throws Error(config) when schema rbdsync exists and belongs to another role than the

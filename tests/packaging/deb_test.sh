@@ -59,6 +59,12 @@ grep -q '\.debug_info' <<<"$sections" && fail "the packaged binary is not stripp
 grep -q 'BIND_NOW' <<<"$dynamic" || fail "the packaged binary is not linked with -z now"
 grep -q '__[a-z]*_chk@' <<<"$symbols" || fail "no fortified libc calls in the binary"
 ok "stripped, bindnow, fortify ($(stat -c %s "$binary") bytes)"
+# A release core has no test hook: no environment variable makes it inject a fault.
+core=$(ls "$scratch"/unpacked/usr/lib/*/rbd-sync/librbdsync-core.so)
+core_strings=$(strings "$core")
+grep -q 'RBDSYNC_INJECT_FAULT' <<<"$core_strings" &&
+    fail "the packaged core reads RBDSYNC_INJECT_FAULT, a test-only hook"
+ok "the packaged core has no test hook"
 
 # --- install -----------------------------------------------------------------------
 # The package adds the user and group rbd-sync and sets up /run/lock/rbd-sync: one

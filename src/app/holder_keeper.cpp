@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/text.hpp"
+
 namespace rbdsync::app {
 
 namespace {
@@ -23,7 +25,7 @@ HolderKeeper::HolderKeeper(int fd, RunRecord me) : m_fd(fd) {
     dead.status = RunStatus::abandoned;
     dead.message = "the run ended without recording how (killed?)";
     spdlog::warn("previous run {} (pid {} on {}) ended without recording how; marked abandoned",
-                 dead.run_id, dead.pid, dead.host);
+                 dead.run_id, dead.pid, display_text(dead.host, Controls::escape));
     m_record.last_run = dead;
     m_previous.last_run = dead;
   }
@@ -64,8 +66,14 @@ void HolderKeeper::withdraw() {
 }
 
 void HolderKeeper::write() {
-  if (!lock::write_record(m_fd, m_record)) {
-    spdlog::debug("could not write the holder record");
+  // Once a run: a record that cannot be written (a full file system, a lock file made
+  // read-only) leaves `rbd-sync status` and busy answers without this run's name and
+  // progress, which the admin should hear of, but not four times a second.
+  if (!lock::write_record(m_fd, m_record) && !m_write_failed) {
+    m_write_failed = true;
+    spdlog::warn(
+        "could not write the holder record into the lock file: `rbd-sync status` "
+        "and busy answers will not name this run (is its file system full?)");
   }
   m_last_write = std::chrono::steady_clock::now();
 }

@@ -35,6 +35,7 @@ class HolderKeeper : public sync::ProgressObserver {
   lock::HolderRecord m_previous;
   lock::HolderRecord m_record;
   std::chrono::steady_clock::time_point m_last_write;
+  bool m_write_failed = false;
 };
 
 }  // namespace rbdsync::app

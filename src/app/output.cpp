@@ -53,32 +53,39 @@ std::string age(std::int64_t seconds) {
   return std::to_string(whole / 3600) + "h" + two_digits(whole % 3600 / 60) + "m";
 }
 
+/// A run's text as shown: its host, message and the rest may come from the lock file's
+/// record, which any member of its group can write; a host name that clears the screen
+/// or a message that forges a second line reaches no terminal and no log.
+std::string shown(const std::string& text) {
+  return display_text(text, Controls::escape);
+}
+
 nlohmann::json run_json(const RunRecord& run, std::time_t now) {
-  nlohmann::json object = {{"run_id", run.run_id},
+  nlohmann::json object = {{"run_id", shown(run.run_id)},
                            {"pid", run.pid},
-                           {"host", run.host},
-                           {"trigger", run.trigger},
+                           {"host", shown(run.host)},
+                           {"trigger", shown(run.trigger)},
                            {"started_at", iso_time(run.started_at)},
                            {"age_seconds", now - run.started_at},
-                           {"phase", run.phase},
+                           {"phase", shown(run.phase)},
                            {"done", run.done},
                            {"total", run.total}};
   if (run.status != RunStatus::running) {
     object["status"] = run_status_name(run.status);
     object["ended_at"] = iso_time(run.ended_at);
     object["exit_code"] = run.exit_code;
-    object["message"] = run.message;
+    object["message"] = shown(run.message);
   }
   return object;
 }
 
 std::string describe_last_run(const RunRecord& run) {
-  std::string text = "last run " + run.run_id + " " + run_status_name(run.status) + " at " +
+  std::string text = "last run " + shown(run.run_id) + " " + run_status_name(run.status) + " at " +
                      iso_time(run.ended_at) + ", pid " + std::to_string(run.pid) + " on " +
-                     run.host + ", trigger " + run.trigger + ", exit " +
+                     shown(run.host) + ", trigger " + shown(run.trigger) + ", exit " +
                      std::to_string(run.exit_code);
   if (!run.message.empty()) {
-    text += ": " + run.message;
+    text += ": " + shown(run.message);
   }
   return text;
 }
@@ -96,15 +103,16 @@ std::string describe_holder(const BusyHolder& holder, std::time_t now) {
                       : "another process holds the " + holder.guard;
   }
   const RunRecord& run = *holder.run;
-  std::string text = "pid " + std::to_string(run.pid) + " on " + run.host + ", trigger " +
-                     run.trigger + ", started " + time_text(run.started_at, "%H:%M:%S", false) +
-                     " (" + age(now - run.started_at) + " ago)";
+  std::string text = "pid " + std::to_string(run.pid) + " on " + shown(run.host) + ", trigger " +
+                     shown(run.trigger) + ", started " +
+                     time_text(run.started_at, "%H:%M:%S", false) + " (" +
+                     age(now - run.started_at) + " ago)";
   if (run.phase == "reading" || run.total > 0) {
     text += ", images " + std::to_string(run.done) + "/" + std::to_string(run.total);
   } else if (!run.phase.empty()) {
-    text += ", " + run.phase;
+    text += ", " + shown(run.phase);
   }
-  return text + " (run " + run.run_id + ", " + holder.guard + ")";
+  return text + " (run " + shown(run.run_id) + ", " + holder.guard + ")";
 }
 
 void print_started(const std::string& run_id, int pid, const std::string& log_path,

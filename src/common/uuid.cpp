@@ -26,4 +26,19 @@ std::string random_uuid() {
   return text;
 }
 
+bool is_uuid(std::string_view text) {
+  constexpr std::string_view k_form = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+  if (text.size() != k_form.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    if (k_form[i] == '-' ? c != '-' : !hex) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace rbdsync

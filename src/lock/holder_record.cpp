@@ -18,7 +18,7 @@
 
 #include "common/error.hpp"
 #include "common/fd.hpp"
-#include "common/text.hpp"
+#include "common/uuid.hpp"
 #include "lock/lock_path.hpp"
 
 namespace rbdsync::lock {
@@ -30,13 +30,14 @@ constexpr std::size_t k_record_size = 4096;
 constexpr std::size_t k_max_message = 512;
 
 // What a record read back may hold. The lock file is writable by every member of its
-// group, so its record is untrusted input: it is shown only when every field is what
-// rbd-sync itself writes, and its text is made printable on one line.
+// group, so its record is untrusted input: it is used only when every field is what
+// rbd-sync itself writes. Its text is kept as it was written (a holder re-writes the
+// last run it read: escaping here would double the escapes each run) and escaped where
+// it is shown (app/output.cpp).
 constexpr std::int64_t k_pid_limit = std::int64_t{1} << 22;  // PID_MAX_LIMIT, 64-bit Linux
 constexpr std::int64_t k_earliest_time = 946684800;          // 2000-01-01T00:00:00Z
 constexpr std::int64_t k_latest_time = 4102444800;           // 2100-01-01T00:00:00Z
 constexpr std::int64_t k_max_count = std::int64_t{1} << 40;
-constexpr std::size_t k_max_id = 64;
 constexpr std::size_t k_max_host = 255;  // a fully qualified name at most
 constexpr std::size_t k_max_word = 32;   // trigger, phase
 
@@ -58,12 +59,6 @@ nlohmann::json to_json(const RunRecord& run) {
     object["message"] = run.message.substr(0, k_max_message);
   }
   return object;
-}
-
-/// `text` cut to `max_bytes` and shown as one printable line: the project's escape for
-/// invalid UTF-8 and C0 and C1 controls (common/text.hpp).
-std::string printable(const std::string& text, std::size_t max_bytes) {
-  return display_text(std::string_view(text).substr(0, max_bytes), Controls::escape);
 }
 
 /// Why a record is not shown: a field that is missing, of the wrong type or out of range.
@@ -99,8 +94,8 @@ std::int64_t integer(const nlohmann::json& object, const char* key, std::int64_t
   return value;
 }
 
-/// The string `key`, printable and at most `max_bytes` long before escaping; `missing`
-/// when absent (or Unfit when there is no default).
+/// The string `key`, cut to `max_bytes`; `missing` when absent (or Unfit when there is
+/// no default).
 std::string text(const nlohmann::json& object, const char* key, std::size_t max_bytes,
                  const std::optional<std::string>& missing = std::nullopt) {
   const auto found = object.find(key);
@@ -113,7 +108,7 @@ std::string text(const nlohmann::json& object, const char* key, std::size_t max_
   if (!found->is_string()) {
     throw Unfit{};
   }
-  return printable(found->get_ref<const std::string&>(), max_bytes);
+  return found->get_ref<const std::string&>().substr(0, max_bytes);
 }
 
 /// How the run ended, from its "status"; running when absent (it has not ended). A
@@ -138,7 +133,10 @@ RunRecord from_json(const nlohmann::json& object) {
     throw Unfit{};
   }
   RunRecord run;
-  run.run_id = text(object, "run_id", k_max_id);
+  run.run_id = text(object, "run_id", std::string::npos);
+  if (!is_uuid(run.run_id)) {
+    throw Unfit{};
+  }
   run.pid = integer(object, "pid", 1, k_pid_limit - 1);
   run.host = text(object, "host", k_max_host);
   run.trigger = text(object, "trigger", k_max_word);

@@ -132,5 +132,31 @@ TEST(Output, BusyJsonNamesTheHolder) {
             R"j( (no holder record)","status":"already_running"})j");
 }
 
+TEST(Output, ARunsTextFromTheLockFileIsEscapedWhereItIsShown) {
+  // The holder record keeps text as written (any member of the lock file's group may
+  // write it): a host name that clears the screen or forges a line is escaped here.
+  ::setenv("TZ", "UTC", 1);
+  ::tzset();
+  RunRecord run;
+  run.run_id = "5f0c8a7e-0000-4000-8000-000000000001";
+  run.pid = 4242;
+  run.host = "web\x1b[2J\nroot";
+  run.trigger = "cron\r";
+  run.started_at = 1764800000;
+  run.phase = "reading\x07";
+  const BusyHolder holder{"lock file /run/lock/rbd-sync/sync.lock", run, std::nullopt};
+  const nlohmann::json busy = busy_json(holder, 1764800252);
+  EXPECT_EQ(busy["holder"]["host"], R"(web\x1b[2J\x0aroot)");
+  EXPECT_EQ(busy["holder"]["trigger"], R"(cron\x0d)");
+  EXPECT_EQ(busy["holder"]["phase"], R"(reading\x07)");
+  const std::string line = describe_holder(holder, 1764800252);
+  EXPECT_NE(line.find(R"(pid 4242 on web\x1b[2J\x0aroot, trigger cron\x0d,)"), std::string::npos)
+      << line;
+  for (const char c : line) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(byte >= 0x20 && byte < 0x7f) << "byte " << static_cast<int>(byte) << " in " << line;
+  }
+}
+
 }  // namespace
 }  // namespace rbdsync::app

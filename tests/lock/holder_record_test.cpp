@@ -163,18 +163,33 @@ TEST(HolderRecord, EveryStatusReadsBackAndAnUnknownOneIsNotARecord) {
   EXPECT_FALSE(decode_record(holder_with("status", "3")));
 }
 
-TEST(HolderRecord, ControlCharactersInTextAreEscapedToOnePrintableLine) {
-  // Any member of the lock file's group can write the record: a host name that clears
-  // the screen or a message that forges a second line must not reach a terminal.
-  const auto decoded =
-      decode_record(holder_with("host", R"("web\u001b[2J\r\nroot\u009b31m\u007f")"));
+TEST(HolderRecord, TextIsKeptAsWrittenSoThatRewritingItChangesNothing) {
+  // A new holder reads the last run and writes it back; had decoding escaped the text
+  // (it did), each run would double its backslashes: "a\\x1b" after one, "a\\\\x1b" after
+  // two. It is escaped where it is shown (app/output.cpp) instead.
+  const auto decoded = decode_record(holder_with("host", R"("web\u001b[2J\r\nroot\u009b31m\\x")"));
   ASSERT_TRUE(decoded && decoded->holder);
-  const std::string& host = decoded->holder->host;
-  EXPECT_EQ(host, R"(web\x1b[2J\x0d\x0aroot\xc2\x9b31m\x7f)");
-  for (const char c : host) {
-    const auto byte = static_cast<unsigned char>(c);
-    EXPECT_TRUE(byte >= 0x20 && byte < 0x7f) << "byte " << static_cast<int>(byte);
+  EXPECT_EQ(decoded->holder->host,
+            "web\x1b[2J\r\nroot\xc2\x9b"
+            "31m\\x");
+  std::optional<HolderRecord> again = decoded;
+  for (int rewrite = 0; rewrite < 3; ++rewrite) {
+    again = decode_record(encode_record(*again));
+    ASSERT_TRUE(again && again->holder);
   }
+  EXPECT_EQ(again->holder->host, decoded->holder->host);
+}
+
+TEST(HolderRecord, RunIdThatIsNotAUuidIsNotARecord) {
+  // The console puts the holder's run id into a URL and follows it.
+  for (const char* id :
+       {R"("")", R"("../../admin/")", R"j("javascript:alert(1)")j",
+        R"("5f0c8a7e-0000-4000-8000-000000000001/")", R"("5f0c8a7e-0000-4000-8000-00000000000")",
+        R"("5f0c8a7e_0000-4000-8000-000000000001")", R"("5f0c8a7e-0000-4000-8000-00000000000g")",
+        "42"}) {
+    EXPECT_FALSE(decode_record(holder_with("run_id", id))) << id;
+  }
+  EXPECT_TRUE(decode_record(holder_with("run_id", R"("5F0C8A7E-0000-4000-8000-0000000000AB")")));
 }
 
 TEST(HolderRecord, OverlongTextIsCut) {

@@ -7,7 +7,7 @@ Every model reads through the database alias RBDSYNC_CONSOLE["DATABASE"], and re
 to write: only rbd-sync writes the inventory.
 """
 from django.contrib.postgres.fields import ArrayField
-from django.db import NotSupportedError, models
+from django.db import NotSupportedError, connections, models
 
 from . import conf
 
@@ -258,7 +258,8 @@ class Run(ReadOnlyModel):
     class Meta(ReadOnlyModel.Meta):
         db_table = table("runs")
         ordering = ["-started_at"]
-        permissions = [("sync_now", "Can start a sync of the RBD inventory (Sync now)")]
+        permissions = [("sync_now", "Can start a sync of the RBD inventory (Sync now)"),
+                       ("view_inventory", "Can see the RBD inventory (block-storage page)")]
 
     def __str__(self):
         return f"{self.run_id} ({self.status})"
@@ -266,6 +267,23 @@ class Run(ReadOnlyModel):
     @property
     def running(self):
         return self.status == self.RUNNING
+
+    def claim_is_free(self):
+        """True when no database session holds this run's cluster claim: the session-level
+        advisory lock every rbd-sync run takes before it records itself as running and
+        lets go of only after it recorded how it ended (db/run_history.cpp). A row still
+        `running` while the claim is free belongs to a process that died (killed, its host
+        lost); the next sync of the cluster marks it abandoned."""
+        with connections[conf.get("DATABASE")].cursor() as cursor:
+            cursor.execute(
+                "SELECT NOT EXISTS (SELECT FROM pg_catalog.pg_locks AS l, (SELECT "
+                "pg_catalog.hashtextextended('rbd-sync:'::pg_catalog.text || %s, 0) AS key) AS k "
+                "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+                "AND l.database = (SELECT oid FROM pg_catalog.pg_database "
+                "                  WHERE datname = pg_catalog.current_database()) "
+                "AND l.classid = ((k.key >> 32) & 4294967295)::pg_catalog.oid "
+                "AND l.objid = (k.key & 4294967295)::pg_catalog.oid)", [str(self.fsid)])
+            return cursor.fetchone()[0]
 
     @property
     def outcome(self):

@@ -11,6 +11,7 @@ import datetime
 import json
 import re
 import subprocess
+import uuid
 from typing import Optional
 
 from django.core.exceptions import ImproperlyConfigured
@@ -67,6 +68,18 @@ class Answer:
         return answer
 
 
+def run_id_of(value):
+    """A run id from rbd-sync's answer as a UUID's text, or None: the page puts it into a
+    URL and follows it, and the holder's comes from a lock file that any member of the
+    group rbd-sync can write."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return str(uuid.UUID(value)) if len(value) == 36 else None
+    except ValueError:
+        return None
+
+
 def call(trigger, detach, timeout=None):
     """Runs rbd-sync once and maps its exit code and --json object to an Answer."""
     try:
@@ -96,12 +109,16 @@ def answer_for(code, stdout, stderr, detach):
     message, hint = result.get("message", ""), result.get("hint", "")
     if code == 0 and detach:
         return Answer("started", 0, f'sync started (pid {result.get("pid")})', hint,
-                      run_id=result.get("run_id"), pid=result.get("pid"), log=stderr)
+                      run_id=run_id_of(result.get("run_id")), pid=result.get("pid"), log=stderr)
     if code in (0, PARTIAL):
         state = "succeeded" if code == 0 else "partial"
-        return Answer(state, code, message, hint, run_id=result.get("run_id"), log=stderr)
+        return Answer(state, code, message, hint, run_id=run_id_of(result.get("run_id")),
+                      log=stderr)
     if code == ALREADY_RUNNING:
-        holder = result.get("holder") or None
+        holder = result.get("holder")
+        holder = holder if isinstance(holder, dict) and holder else None
+        if holder and "run_id" in holder:
+            holder = dict(holder, run_id=run_id_of(holder["run_id"]))
         return Answer("already_running", code, busy_message(result, holder), hint,
                       run_id=(holder or {}).get("run_id"), pid=(holder or {}).get("pid"),
                       holder=holder, log=stderr)

@@ -29,8 +29,14 @@ def context_for(request):
     return context
 
 
+# Every view needs a login and the permission to see the inventory: a login alone is any
+# account of the console's site, whatever it is for.
+VIEW = "rbdsync_console.view_inventory"
+
+
 @require_GET
 @login_required
+@permission_required(VIEW, raise_exception=True)
 @never_cache
 def block_storage(request):
     return render(request, "rbdsync_console/block_storage.html", context_for(request))
@@ -38,6 +44,7 @@ def block_storage(request):
 
 @require_GET
 @login_required
+@permission_required(VIEW, raise_exception=True)
 @never_cache
 def inventory(request):
     """The part of the page a finished run changes, for the page to swap in."""
@@ -63,13 +70,26 @@ def sync_now(request):
 
 @require_GET
 @login_required
+@permission_required(VIEW, raise_exception=True)
 @never_cache
 def run_progress(request, run_id):
     """A run's row for the progress bar: status, phase, done, total, and once it ended,
-    how (message)."""
+    how (message). A row still `running` whose process is gone (Run.claim_is_free) is
+    answered as abandoned, so that the page stops following it."""
     run = Run.objects.filter(run_id=run_id).first()
     if run is None:
         raise Http404("no such run")
+    if run.running and run.claim_is_free():
+        # Read again: a run records its end before it lets go of the claim, so a row
+        # still running after the claim was seen free belongs to a dead process.
+        run.refresh_from_db()
+        if run.running:
+            return JsonResponse({"run_id": str(run.run_id), "status": "abandoned",
+                                 "phase": run.phase, "done": run.done, "total": run.total,
+                                 "trigger": run.trigger, "error": None,
+                                 "message": f"sync abandoned: pid {run.pid} on {run.host} ended "
+                                            "without recording how (killed?); the next sync "
+                                            "records it"})
     answer = {"run_id": str(run.run_id), "status": run.status, "phase": run.phase,
               "done": run.done, "total": run.total, "trigger": run.trigger, "error": run.error}
     if not run.running:

@@ -121,6 +121,22 @@ class HeldLock:
         self.release()
 
 
+class HeldClaim:
+    """The cluster claim held as a running rbd-sync holds it (db/run_history.cpp: a
+    session-level advisory lock keyed by the fsid), in the console's own session, so that
+    a row `running` reads as a run that is alive. EndToEnd checks the key against the
+    real binary."""
+
+    STATEMENT = ("SELECT pg_catalog.{}(pg_catalog.hashtextextended('rbd-sync:' || %s, 0))")
+
+    def __init__(self, fsid=FSID):
+        self.fsid = fsid
+        execute(self.STATEMENT.format("pg_advisory_lock"), (fsid,))
+
+    def release(self):
+        execute(self.STATEMENT.format("pg_advisory_unlock"), (self.fsid,))
+
+
 def lock_dir():
     """A fresh directory for a test's lock file (and rbd-sync's detached.log)."""
     return tempfile.TemporaryDirectory(prefix="rbdsync-console-test.")

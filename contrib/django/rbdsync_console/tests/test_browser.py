@@ -27,7 +27,8 @@ from selenium.webdriver.support.wait import WebDriverWait
 from .. import conf
 from ..dbsettings import conninfo_from_database
 from .ceph import TestPool
-from .support import MIB, process_gone, required_env, wait_until, wipe_inventory
+from .support import (MIB, add_cluster, add_run, process_gone, required_env, wait_until,
+                      wipe_inventory)
 from .test_sync_now import console_settings
 
 # Debian's builds, named: selenium-manager must never try to download a driver.
@@ -226,3 +227,15 @@ class BlockStorageInBrowser(StaticLiveServerTestCase):
                                               "0 changed, 1 removed")
         timer.step("third press: the change made with rbd shown")
         self.screenshot("django-console.png")
+
+    def test_a_run_whose_process_died_is_followed_until_it_is_answered_abandoned(self):
+        # A row left `running` (killed, no claim held): the page follows it when it loads,
+        # the progress view answers abandoned, and the page stops and says so.
+        add_cluster()
+        run_id = add_run("running", "cron", phase="reading", done=2, total=9)
+        self.log_in()
+        self.assertEqual(self.browser.find_element(By.ID, "last-run").get_attribute(
+            "data-run-id"), run_id)
+        self.wait_for("the page to say the run was abandoned",
+                      lambda: self.text("notice").startswith("sync abandoned: pid 4242 on web-1"))
+        self.assertFalse(self.progress_visible(), "the bar is gone: the page stopped following")

@@ -4,12 +4,18 @@ import io
 import json
 import os
 import re
+import signal
+
+import psycopg2
 
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connections
 from django.test import TransactionTestCase
 from django.urls import reverse
 
+from .. import conf
+from ..dbsettings import conninfo_from_database
 from ..models import PoolUsage, Run
 from .ceph import TestPool
 from .support import MIB, lock_dir, process_gone, wait_until, wipe_inventory
@@ -71,3 +77,32 @@ class EndToEnd(TransactionTestCase):
         self.assertEqual(ended["trigger"], "web")
         self.assertEqual(ended["message"], "sync succeeded: 3 images, 3 added, 0 changed, "
                                            "0 removed")
+
+    def test_a_killed_run_is_answered_abandoned_so_that_the_page_stops_following_it(self):
+        # The run's writes wait behind this session's lock, so it is still running when
+        # it is killed: its row stays `running`, and only the claim it held tells.
+        blocker = psycopg2.connect(
+            conninfo_from_database(connections[conf.get("DATABASE")].settings_dict))
+        self.addCleanup(blocker.close)
+        with blocker.cursor() as cursor:
+            cursor.execute("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE")
+        answer = self.client.post(reverse("rbdsync_console:sync_now"),
+                                  HTTP_ACCEPT="application/json").json()
+        self.assertEqual(answer["state"], "started", answer)
+        progress_url = reverse("rbdsync_console:run_progress", args=[answer["run_id"]])
+
+        def row_with(status):
+            response = self.client.get(progress_url)
+            return response.status_code == 200 and response.json()["status"] == status and \
+                response.json()
+
+        running = wait_until("the run's row, running", lambda: row_with("running"))
+        self.assertEqual(running["trigger"], "web")
+        os.kill(answer["pid"], signal.SIGKILL)
+        wait_until("the killed rbd-sync to exit", lambda: process_gone(answer["pid"]))
+        # Its sessions end as the server sees their sockets close, and the claim with them.
+        abandoned = wait_until("the run to be answered abandoned", lambda: row_with("abandoned"))
+        self.assertIn(f"sync abandoned: pid {answer['pid']} on ", abandoned["message"])
+        self.assertEqual(Run.objects.get(run_id=answer["run_id"]).status, "running",
+                         "the row itself is the next sync's to mark")
+        blocker.close()

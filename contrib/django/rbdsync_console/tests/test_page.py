@@ -8,14 +8,15 @@ from django.test import TestCase
 from django.urls import reverse
 from django.utils import timezone
 
-from .support import (GIB, MIB, add_cluster, add_image, add_pool, add_pool_usage, add_run,
-                      add_snapshot, add_trash)
+from .support import (GIB, MIB, HeldClaim, add_cluster, add_image, add_pool, add_pool_usage,
+                      add_run, add_snapshot, add_trash)
 
 
 class BlockStoragePage(TestCase):
     @classmethod
     def setUpTestData(cls):
         cls.user = User.objects.create_user("viewer", password="pw")
+        cls.user.user_permissions.add(*permission("view_inventory"))
         add_cluster()
         # 25 GiB stored of 25 + 75: the capacity bar is a quarter full.
         add_pool(1, "rbd", stored=25 * GIB, used=75 * GIB, max_avail=75 * GIB)
@@ -46,6 +47,17 @@ class BlockStoragePage(TestCase):
         response = self.client.get(reverse("rbdsync_console:block_storage"))
         self.assertEqual(response.status_code, 302)
         self.assertTrue(response["Location"].startswith("/accounts/login/?next=/"), response)
+
+    def test_a_login_without_the_view_permission_sees_nothing(self):
+        other = User.objects.create_user("somebody")  # any account of the console's site
+        self.client.force_login(other)
+        run_id = add_run("running", "web", phase="reading", done=3, total=10)
+        for url in (reverse("rbdsync_console:block_storage"), reverse("rbdsync_console:inventory"),
+                    reverse("rbdsync_console:run_progress", args=[run_id])):
+            response = self.client.get(url)
+            self.assertEqual(response.status_code, 403, url)
+            self.assertNotIn(b"golden", response.content)
+            self.assertNotIn(b"reading", response.content)
 
     def test_pools_have_capacity_bars_and_figures(self):
         response = self.page()
@@ -122,17 +134,35 @@ class BlockStoragePage(TestCase):
 
 class RunProgress(TestCase):
     def setUp(self):
-        self.client.force_login(User.objects.create_user("viewer"))
+        viewer = User.objects.create_user("viewer")
+        viewer.user_permissions.add(*permission("view_inventory"))
+        self.client.force_login(viewer)
 
     def progress(self, run_id):
         return self.client.get(reverse("rbdsync_console:run_progress", args=[run_id]))
 
     def test_a_running_run_shows_its_phase_and_counts(self):
         run_id = add_run("running", "web", phase="reading", done=3, total=10)
+        claim = HeldClaim()
+        self.addCleanup(claim.release)
         answer = self.progress(run_id).json()
         self.assertEqual((answer["status"], answer["phase"], answer["done"], answer["total"]),
                          ("running", "reading", 3, 10))
         self.assertNotIn("message", answer)
+
+    def test_a_running_row_whose_claim_nobody_holds_is_answered_abandoned(self):
+        # Its process was killed: the row stays `running` until the cluster's next sync,
+        # but the page must stop following it now.
+        run_id = add_run("running", "web", phase="reading", done=3, total=10)
+        answer = self.progress(run_id).json()
+        self.assertEqual((answer["status"], answer["done"], answer["total"]),
+                         ("abandoned", 3, 10))
+        self.assertEqual(answer["message"], "sync abandoned: pid 4242 on web-1 ended without "
+                                            "recording how (killed?); the next sync records it")
+        other_cluster = HeldClaim("0bbd9a41-0000-4000-8000-000000000002")
+        self.addCleanup(other_cluster.release)
+        self.assertEqual(self.progress(run_id).json()["status"], "abandoned",
+                         "another cluster's claim is not this run's")
 
     def test_an_ended_run_says_how(self):
         answer = self.progress(add_run("succeeded", "web", images=9)).json()

@@ -1,12 +1,15 @@
 """The "Sync now" view, with the real binary (RBDSYNC_TEST_BINARY) against the test
 database: the answers that need no Ceph cluster (busy guard, configuration error).
 test_end_to_end and test_browser start real runs."""
+import json
 import os
 
 from django.contrib.auth.models import Permission, User
 from django.core import checks
-from django.test import Client, TestCase, override_settings
+from django.test import Client, SimpleTestCase, TestCase, override_settings
 from django.urls import reverse
+
+from .. import rbd_sync
 
 from .support import HeldLock, lock_dir
 
@@ -25,7 +28,8 @@ class SyncNow(TestCase):
         overridden.enable()
         self.addCleanup(overridden.disable)
         self.user = User.objects.create_user("operator")
-        self.user.user_permissions.add(Permission.objects.get(codename="sync_now"))
+        self.user.user_permissions.add(Permission.objects.get(codename="sync_now"),
+                                       Permission.objects.get(codename="view_inventory"))
         self.client.force_login(self.user)
 
     def press(self, client=None, **headers):
@@ -74,3 +78,24 @@ class SyncNow(TestCase):
         self.assertEqual(self.press(viewer).status_code, 403, "no sync_now permission")
         anonymous = self.press(Client())
         self.assertEqual(anonymous.status_code, 302, "login first")
+
+
+class RunIdsInAnswers(SimpleTestCase):
+    """The page follows the run id of an answer into a URL; the holder's comes from a lock
+    file any member of the group rbd-sync can write."""
+
+    HOSTILE = ["", "../../admin/", "javascript:alert(1)", "5f0c8a7e-0000-4000-8000-00000000001",
+               "5f0c8a7e-0000-4000-8000-000000000001/../x", 42, None, ["x"]]
+
+    def test_only_a_uuid_is_kept(self):
+        for run_id in self.HOSTILE:
+            started = rbd_sync.answer_for(0, json.dumps({"run_id": run_id, "pid": 7}), "", True)
+            self.assertIsNone(started.run_id, run_id)
+            busy = rbd_sync.answer_for(75, json.dumps({"holder": {
+                "run_id": run_id, "pid": 7, "trigger": "cron", "host": "h"}}), "", True)
+            self.assertIsNone(busy.run_id, run_id)
+            self.assertIsNone(busy.holder["run_id"], run_id)
+            self.assertNotIn("admin", busy.message)
+        good = "5F0C8A7E-0000-4000-8000-0000000000AB"
+        self.assertEqual(rbd_sync.answer_for(0, json.dumps({"run_id": good}), "", True).run_id,
+                         good.lower())

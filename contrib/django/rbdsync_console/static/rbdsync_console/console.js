@@ -103,25 +103,50 @@
     document.getElementById("progress-text").textContent = `${row.phase || "starting"}${counts}`;
   }
 
-  // Polls the run's row until it ends, then shows how and refreshes the inventory.
+  // What follow() accepts as a run id: the id goes into the progress URL, and the holder's
+  // comes from a lock file other local users can write.
+  const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  // Failed polls in a row (HTTP errors, the console unreachable) before the page gives up.
+  const MOST_FAILURES = 20;
+
+  // Polls the run's row until it ends, is abandoned (its process died), turns out not to
+  // exist, or the console fails to answer MOST_FAILURES times in a row; then says which
+  // and refreshes the inventory.
   async function follow(runId) {
+    if (!RUN_ID.test(String(runId))) { return; }
     following = runId;
-    const url = sync.dataset.progressUrl.replace("00000000-0000-0000-0000-000000000000", runId);
+    const url = sync.dataset.progressUrl.replace("00000000-0000-0000-0000-000000000000",
+                                                 encodeURIComponent(runId));
+    let failures = 0;
     while (following === runId) {
       let row;
       try {
         const response = await fetch(url, {credentials: "same-origin"});
-        row = response.ok ? await response.json()
-                          : {status: "running", phase: `(progress: HTTP ${response.status})`};
+        if (response.ok) {
+          row = await response.json();
+          failures = 0;
+        } else if (response.status === 404) {
+          row = {status: "unknown", message: `run ${runId} is not in the run history`};
+        } else {
+          failures += 1;
+          row = {status: "running", phase: `(progress: HTTP ${response.status})`};
+        }
       } catch (error) {
+        failures += 1;
         row = {status: "running", phase: "(console unreachable)"};
       }
-      if (row.status === "running") {
+      if (row.status === "running" && failures < MOST_FAILURES) {
         showProgress(row);
         await new Promise(resolve => setTimeout(resolve, 300));
         continue;
       }
       following = null;
+      if (row.status === "running") {
+        progress.hidden = true;
+        say(`stopped following run ${runId}: the console did not answer ${failures} times ` +
+            "in a row; reload the page to see how it ended", "failed");
+        return;
+      }
       // The inventory first, so that the outcome and the tables agree when it shows.
       try { await refreshInventory(); } catch (error) { /* the next load shows it */ }
       progress.hidden = true;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "app/log_file.hpp"
 #include "app/output.hpp"
 #include "common/error.hpp"
 #include "lock/lock_path.hpp"
@@ -131,6 +132,18 @@ int open_shared_log(const std::string& path) noexcept {
   }
 }
 
+/// The --log-file, opened as configure_logging() opens it; -1 (after a warning) when it
+/// cannot be used.
+int open_own_log(const std::string& path) noexcept {
+  try {
+    return open_log_file(path).release();
+  } catch (const std::exception& error) {
+    std::cerr << "rbd-sync: warning: no log for the detached run (" << error.what()
+              << "); its output is discarded" << std::endl;
+    return -1;
+  }
+}
+
 }  // namespace
 
 std::string DetachedRun::log_path(const cli::Config& config) {
@@ -206,16 +219,8 @@ void DetachedRun::report_started(const std::string& run_id) noexcept {
   }
   std::cout.flush();
   std::cerr.flush();
-  int log = m_truncate_log
-                ? open_shared_log(m_log_path)
-                : ::open(m_log_path.c_str(),
-                         O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0660);
+  int log = m_truncate_log ? open_shared_log(m_log_path) : open_own_log(m_log_path);
   if (log < 0) {
-    if (!m_truncate_log) {
-      std::cerr << "rbd-sync: warning: cannot open " << m_log_path
-                << " for the detached run's log (" << errno_text(errno)
-                << "); its output is discarded" << std::endl;
-    }
     log = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   }
   if (log >= 0) {

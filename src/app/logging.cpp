@@ -1,15 +1,18 @@
 #include "app/logging.hpp"
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "common/error.hpp"
+#include "app/log_file.hpp"
+#include "common/files.hpp"
 
 namespace rbdsync::app {
 
@@ -50,19 +53,34 @@ class JournalPriorityFlag final : public spdlog::custom_flag_formatter {
   }
 };
 
+/// Lines appended to a file rbd-sync opened itself (open_log_file): spdlog's own file
+/// sink takes a path, makes its directories and follows a symlink at it.
+class AppendSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit AppendSink(Fd fd) : m_fd(std::move(fd)) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    // O_APPEND and one write a line: lines of processes sharing the file do not mix. A
+    // log that cannot be written is no reason to stop a sync.
+    static_cast<void>(write_all(m_fd.get(), std::string_view(line.data(), line.size())));
+  }
+  void flush_() override {}
+
+ private:
+  Fd m_fd;
+};
+
 }  // namespace
 
 void configure_logging(const cli::Config& config) {
   std::shared_ptr<spdlog::logger> logger;
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (!config.log_file.empty()) {
-    try {
-      logger = spdlog::basic_logger_mt(k_logger, config.log_file, /*truncate=*/false);
-    } catch (const spdlog::spdlog_ex& e) {
-      throw Error(ExitCode::cant_create,
-                  "cannot open log file '" + config.log_file + "': " + e.what(),
-                  "check the directory and permissions, or drop --log-file");
-    }
+    logger = std::make_shared<spdlog::logger>(
+        k_logger, std::make_shared<AppendSink>(open_log_file(config.log_file)));
     formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z rbd-sync[%P] %l: %v");
   } else if (stderr_is_journal()) {
     // The journal stamps time, unit and pid itself; colours would be noise there.

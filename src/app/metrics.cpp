@@ -1,15 +1,10 @@
 #include "app/metrics.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace rbdsync::app {
 
@@ -77,34 +72,19 @@ std::optional<double> metric_value(const std::string& text, const std::string& n
 
 void write_metrics_file(const std::string& path, const RunRecord& run,
                         const sync::SyncReport* report) {
+  constexpr const char* k_hint = "check --metrics-file's directory and permissions";
+  // A metrics file is a few kilobytes; more is not one of ours.
+  constexpr std::size_t k_largest_previous = std::size_t{1} << 20;
   LastSuccess last;
   if (!committed(run.status)) {
-    std::ifstream previous(path);
-    std::stringstream text;
-    text << previous.rdbuf();
-    last.at = metric_value(text.str(), "rbd_sync_last_success_timestamp_seconds");
-    if (const auto images = metric_value(text.str(), "rbd_sync_images")) {
+    const std::string previous = read_regular_file(path, k_largest_previous).value_or("");
+    last.at = metric_value(previous, "rbd_sync_last_success_timestamp_seconds");
+    if (const auto images = metric_value(previous, "rbd_sync_images")) {
       last.images = static_cast<std::int64_t>(*images);
     }
   }
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << format_metrics(run, report, last);
-    out.flush();
-    if (!out) {
-      (void)std::remove(temporary.c_str());  // best effort; the error below says it all
-      throw Error(ExitCode::cant_create, "cannot write metrics file '" + temporary + "'",
-                  "check --metrics-file's directory and permissions");
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error_number = errno;
-    (void)std::remove(temporary.c_str());  // best effort; the error below says it all
-    throw Error(ExitCode::cant_create,
-                "cannot replace metrics file '" + path + "': " + errno_text(error_number),
-                "check --metrics-file's directory and permissions");
-  }
+  // 0644: node_exporter, another user, reads it; the figures are no secret.
+  replace_file(path, format_metrics(run, report, last), 0644, k_hint);
 }
 
 }  // namespace rbdsync::app

@@ -1,11 +1,17 @@
 #include "app/metrics.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "common/error.hpp"
+#include "support/other_user.hpp"
 #include "support/scoped_temp_dir.hpp"
 
 namespace rbdsync::app {
@@ -107,6 +113,81 @@ TEST(Metrics, UnwritableDirectoryIsACantCreateError) {
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ExitCode::cant_create);
   }
+}
+
+/// A file of another user's: what a planted symlink points rbd-sync at.
+std::string victim_file(const testing::ScopedTempDir& dir) {
+  const std::string victim = dir.file("victim");
+  std::ofstream(victim) << "rbd_sync_last_success_timestamp_seconds 12345\nrbd_sync_images 7\n";
+  return victim;
+}
+
+/// The textfile directory as the shipped /etc/default suggests it: group-writable, so
+/// that any member of its group can plant names in it. Not sticky, so that
+/// fs.protected_symlinks does not stand in for what rbd-sync must do itself.
+void plant_symlinks(const std::string& path, const std::string& victim) {
+  // The temporary name of 731a07e (PATH.tmp.<pid>: guessable), and the name itself.
+  ASSERT_EQ(::symlink(victim.c_str(), (path + ".tmp." + std::to_string(::getpid())).c_str()), 0);
+  ASSERT_EQ(::symlink(victim.c_str(), path.c_str()), 0);
+}
+
+TEST(Metrics, NothingIsWrittenOrReadThroughSymlinksPlantedInTheDirectory) {
+  testing::ScopedTempDir dir;
+  const std::string victim = victim_file(dir);
+  const std::string before = read(victim);
+  const std::string path = dir.file("rbd_sync.prom");
+  plant_symlinks(path, victim);
+
+  // A failed run reads the previous file for the last success: not through the link.
+  write_metrics_file(path, ended_run(RunStatus::failed, ExitCode::unavailable, 2000), nullptr);
+  EXPECT_EQ(read(victim), before) << "the planted file was written";
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode)) << "the link at the name is replaced by the metrics file";
+  const std::string text = read(path);
+  EXPECT_EQ(metric_value(text, "rbd_sync_last_success_timestamp_seconds"), std::nullopt)
+      << "read through the planted link:\n"
+      << text;
+  EXPECT_EQ(metric_value(text, "rbd_sync_images"), std::nullopt) << text;
+  EXPECT_EQ(metric_value(text, "rbd_sync_last_run_exit_code"), 69.0);
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    names.insert(entry.path().filename().string());
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"victim", "rbd_sync.prom",
+                                          "rbd_sync.prom.tmp." + std::to_string(::getpid())}))
+      << "no temporary file is left behind";
+}
+
+TEST(Metrics, AMemberWritingTheFileIsNotLedIntoAnotherMembersFile) {
+  if (::geteuid() != 0) {
+    GTEST_FAIL() << "needs root, to act as two users of the textfile directory's group";
+  }
+  using testing::k_member_uid;
+  using testing::k_other_uid;
+  using testing::k_shared_gid;
+  testing::ScopedTempDir dir;
+  ASSERT_EQ(::chown(dir.path().c_str(), 0, k_shared_gid), 0);
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0775), 0);
+  const std::string victim = victim_file(dir);
+  ASSERT_EQ(::chown(victim.c_str(), k_other_uid, k_shared_gid), 0);
+  ASSERT_EQ(::chmod(victim.c_str(), 0664), 0);  // the group may write it: so may the writer
+  const std::string before = read(victim);
+  const std::string path = dir.file("rbd_sync.prom");
+  plant_symlinks(path, victim);
+  // The one the writer's pid makes guessable, planted for the child's pid below too.
+  const int status = testing::exit_status_as(k_member_uid, k_shared_gid, {k_shared_gid}, [&] {
+    const std::string guessed = path + ".tmp." + std::to_string(::getpid());
+    static_cast<void>(::symlink(victim.c_str(), guessed.c_str()));
+    write_metrics_file(path, ended_run(RunStatus::failed, ExitCode::unavailable, 2000), nullptr);
+    return 0;
+  });
+  EXPECT_EQ(status, 0) << "the member's write failed";
+  EXPECT_EQ(read(victim), before) << "the other member's file was written";
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_uid, k_member_uid);
 }
 
 }  // namespace

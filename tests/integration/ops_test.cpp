@@ -1,6 +1,7 @@
 // What the web backend and ops rely on: the run row and its progress, the --json
 // objects, the Prometheus textfile, and the example web-backend call.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -354,6 +355,32 @@ TEST_F(OpsTest, StderrThatIsTheJournalGetsSyslogPrioritiesAndOtherStderrPlainLin
   EXPECT_EQ(busy.exit_code, 75) << busy.out << busy.err;
   EXPECT_EQ(read_file(journal).rfind("<5>rbd-sync: already running: ", 0), 0U)
       << read_file(journal);
+}
+
+TEST_F(OpsTest, ALogFilePlantedAsASymlinkIsRefusedAndWhatItPointsAtIsUntouched) {
+  // A log directory other users may write to: a link at the log's name would have had
+  // root append to a file of their choosing (spdlog's file sink follows it).
+  const std::string victim = dir.file("victim");
+  std::ofstream(victim) << "not rbd-sync's\n";
+  const std::string log = dir.file("rbd-sync.log");
+  ASSERT_EQ(::symlink(victim.c_str(), log.c_str()), 0);
+  const RunResult refused = sync({"--pool", pool, "--log-file", log, "-v"});
+  EXPECT_EQ(refused.exit_code, 73) << refused.err;
+  EXPECT_NE(refused.err.find("cannot open '" + log + "'"), std::string::npos) << refused.err;
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "not rbd-sync's\n");
+
+  // The same name as a file of its own: appended to, line by line.
+  ASSERT_EQ(::unlink(log.c_str()), 0);
+  ASSERT_EQ(sync({"--pool", pool, "--log-file", log, "-v"}).exit_code, 0);
+  ASSERT_EQ(sync({"--pool", pool, "--log-file", log, "-v"}).exit_code, 0);
+  std::ifstream written(log);
+  const std::string text(std::istreambuf_iterator<char>(written), {});
+  EXPECT_GE(lines_of(text).size(), 4U) << text;
+  EXPECT_NE(text.find(" rbd-sync["), std::string::npos) << text;
+  struct stat st {};
+  ASSERT_EQ(::stat(log.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0137, 0U) << "made 0640 (less with a umask)";
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "common/fd.hpp"
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
+#include "support/other_user.hpp"
 #include "support/scoped_temp_dir.hpp"
 
 namespace rbdsync::lock {
@@ -27,12 +28,12 @@ namespace {
 
 using testing::ScopedTempDir;
 
-// Ids nobody on a test machine uses: the kernel needs no passwd or group entry for
-// them, so tests can be "another user" or "a member" without useradd.
-constexpr uid_t k_other_uid = 61234;
-constexpr uid_t k_member_uid = 61235;
-constexpr gid_t k_shared_gid = 61236;
-constexpr gid_t k_other_gid = 61237;
+using testing::become;
+using testing::exit_status_as;
+using testing::k_member_uid;
+using testing::k_other_gid;
+using testing::k_other_uid;
+using testing::k_shared_gid;
 
 /// What open_lock_path() said: ok, or the Error's code and text.
 struct Outcome {
@@ -48,15 +49,6 @@ Outcome open_as_caller(const std::string& path, OpenMode mode = OpenMode::create
     return {error.code(), std::string(error.what()) + " | " + error.hint()};
   }
   return {};
-}
-
-/// In a child process: becomes `uid`:`gid` with supplementary `groups`, as another user
-/// on the machine, or exits 125.
-void become(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
-  if (::setgroups(groups.size(), groups.data()) != 0 || ::setresgid(gid, gid, gid) != 0 ||
-      ::setresuid(uid, uid, uid) != 0) {
-    ::_exit(125);
-  }
 }
 
 /// Runs open_lock_path() in a child process as `uid`:`gid` with supplementary
@@ -92,14 +84,7 @@ Outcome open_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const st
 /// unlink(2) of `path` in a child process as `uid`:`gid` with supplementary `groups`;
 /// 0 or the errno it failed with. Needs root.
 int unlink_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const std::string& path) {
-  const pid_t child = ::fork();
-  if (child == 0) {
-    become(uid, gid, groups);
-    ::_exit(::unlink(path.c_str()) == 0 ? 0 : errno);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return exit_status_as(uid, gid, groups, [&] { return ::unlink(path.c_str()) == 0 ? 0 : errno; });
 }
 
 void set_owner(const std::string& path, uid_t uid, gid_t gid, mode_t mode) {

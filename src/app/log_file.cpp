@@ -1,0 +1,11 @@
+#include "app/log_file.hpp"
+
+#include "common/files.hpp"
+
+namespace rbdsync::app {
+
+Fd open_log_file(const std::string& path) {
+  return open_for_append(path, 0640, "check the directory and permissions, or drop --log-file");
+}
+
+}  // namespace rbdsync::app

@@ -72,7 +72,8 @@ nlohmann::json unreadable_pools_json(const std::vector<sync::UnreadablePool>& po
   for (const sync::UnreadablePool& pool : pools) {
     list.push_back({{"pool", display_text(pool.name, Controls::escape)},
                     {"pool_id", pool.id},
-                    {"error", pool.error}});
+                    {"error", display_text(pool.error, Controls::escape)},
+                    {"damaged", pool.damaged}});
   }
   return list;
 }

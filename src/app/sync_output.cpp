@@ -11,17 +11,40 @@
 
 namespace rbdsync::app {
 
+namespace {
+
+/// "synced 12 images", or what made the run partial: images that could not be read,
+/// pools whose image list is damaged.
+std::string partial_message(const sync::SyncReport& report) {
+  if (!report.partial()) {
+    return fmt::format("synced {} images", report.images);
+  }
+  std::string text = "synced, but";
+  if (!report.stale.empty()) {
+    text +=
+        fmt::format(" {} image(s) could not be read; their previous rows were kept, marked stale",
+                    report.stale.size());
+  }
+  if (const std::size_t damaged = report.damaged_pools(); damaged > 0) {
+    text +=
+        fmt::format("{} {} pool(s) could not be listed (damaged); their previous rows were kept",
+                    report.stale.empty() ? "" : ", and", damaged);
+  }
+  return text;
+}
+
+}  // namespace
+
 nlohmann::json sync_report_json(const sync::SyncReport& report, const std::string& run_id,
                                 const std::string& trigger) {
   // message and hint in every result object, so that a caller never has to guess.
-  const std::string message =
-      report.partial() ? fmt::format(
-                             "synced, but {} image(s) could not be read; their previous rows "
-                             "were kept, marked stale",
-                             report.stale.size())
-                       : fmt::format("synced {} images", report.images);
+  const std::string message = partial_message(report);
   const std::string hint =
-      report.partial() ? "see 'stale' for each image's error; the next sync retries them" : "";
+      report.partial()
+          ? report.stale.empty()
+                ? "see 'unreadable_pools' for each pool's error; the next sync tries them again"
+                : "see 'stale' for each image's error; the next sync retries them"
+          : "";
   const ExitCode outcome = committed_outcome(report);
   return {{"status", run_status_name(run_status_of(outcome))},
           {"exit_code", to_int(outcome)},

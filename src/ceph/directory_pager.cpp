@@ -11,6 +11,7 @@
 #include "ceph/header_decoder.hpp"
 #include "common/error.hpp"
 #include "common/text.hpp"
+#include "sync/source.hpp"
 
 namespace rbdsync::ceph {
 
@@ -119,25 +120,18 @@ std::vector<inventory::ImageRef> list_format1_images(const librados::IoCtx& io) 
     return {};
   }
   check(r, "cannot read the format 1 images of" + of_pool(root, "") + " (rbd_directory)");
+  const std::optional<std::vector<std::string>> names = decode_format1_directory(data.to_str());
+  if (!names) {
+    throw sync::PoolDamaged(ExitCode::data,
+                            "the format 1 image list of" + of_pool(root, "") +
+                                " (rbd_directory's data) cannot be decoded",
+                            "check the pool's rbd_directory object (rados -p POOL get "
+                            "rbd_directory -); the pool is left out of syncs until it decodes");
+  }
   std::vector<inventory::ImageRef> images;
-  if (data.length() == 0) {
-    return images;
-  }
-  // tmap: a bufferlist header (u32 length, bytes), then map<string, bufferlist>.
-  const std::string bytes = data.to_str();
-  Decoder in(bytes);
-  in.skip(in.number<std::uint32_t>());
-  const std::uint32_t count = in.count(2 * sizeof(std::uint32_t));
-  for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
-    std::string name = in.text();
-    in.skip(in.number<std::uint32_t>());
-    images.push_back(inventory::ImageRef{"", "", std::move(name)});
-  }
-  if (!in.at_end()) {
-    throw Error(ExitCode::data,
-                "the format 1 image list of" + of_pool(root, "") +
-                    " (rbd_directory's data) cannot be decoded",
-                "check the pool's rbd_directory object (rados -p POOL get rbd_directory -)");
+  images.reserve(names->size());
+  for (const std::string& name : *names) {
+    images.push_back(inventory::ImageRef{"", "", name});
   }
   return images;
 }
@@ -161,15 +155,10 @@ std::map<std::string, inventory::ImageRef> list_removing_images(const librados::
     check(r, "cannot list the trash of" + of_pool(io, ns) + " (rbd_trash)");
     after = entries.rbegin()->first;
     for (const auto& [key, value] : entries) {
-      // TrashImageSpec: ENCODE_START(2, 1) { u8 source, name, ... }.
-      const std::string bytes = value.to_str();
-      Decoder outer(bytes);
-      Decoder spec = outer.envelope(1);
-      const auto source = spec.number<std::uint8_t>();
-      std::string name = spec.text();
-      if (spec.ok() && source == k_source_removing && key.size() > prefix.size()) {
+      std::optional<TrashSpecHead> spec = decode_trash_spec(value.to_str());
+      if (spec && spec->source == k_source_removing && key.size() > prefix.size()) {
         std::string id = key.substr(prefix.size());
-        removing.emplace(id, inventory::ImageRef{ns, id, std::move(name)});
+        removing.emplace(id, inventory::ImageRef{ns, id, std::move(spec->name)});
       }
     }
   }

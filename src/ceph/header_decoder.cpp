@@ -439,17 +439,44 @@ std::optional<std::string> decode_directory_name(const std::string& bytes) {
   return in.at_end() ? std::optional<std::string>(std::move(name)) : std::nullopt;
 }
 
-std::optional<std::string> decode_trash_name(const std::string& bytes) {
+std::optional<TrashSpecHead> decode_trash_spec(const std::string& bytes) {
   // TrashImageSpec: ENCODE_START(2, 1) { u8 source, name, deletion and deferment end
   // times, (v2) u8 state }.
   Decoder outer(bytes);
   Decoder in = outer.envelope(1);
-  in.number<std::uint8_t>();
-  std::string name = in.text();
-  if (!outer.at_end()) {
+  TrashSpecHead head;
+  head.source = in.number<std::uint8_t>();
+  head.name = in.text();
+  if (!in.ok() || !outer.at_end()) {
     return std::nullopt;
   }
-  return name;
+  return head;
+}
+
+std::optional<std::string> decode_trash_name(const std::string& bytes) {
+  auto head = decode_trash_spec(bytes);
+  return head ? std::optional<std::string>(std::move(head->name)) : std::nullopt;
+}
+
+std::optional<std::vector<std::string>> decode_format1_directory(const std::string& bytes) {
+  std::vector<std::string> names;
+  if (bytes.empty()) {
+    return names;
+  }
+  Decoder in(bytes);
+  in.skip(in.number<std::uint32_t>());
+  // count() bounds the count by what the bytes left can hold (two u32 lengths an entry),
+  // so a damaged count cannot make the vector reserve or loop beyond the input.
+  const std::uint32_t count = in.count(2 * sizeof(std::uint32_t));
+  for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+    std::string name = in.text();
+    in.skip(in.number<std::uint32_t>());
+    names.push_back(std::move(name));
+  }
+  if (!in.at_end()) {
+    return std::nullopt;
+  }
+  return names;
 }
 
 std::optional<GroupSpec> decode_group_spec(const std::string& bytes) {

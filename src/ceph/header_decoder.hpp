@@ -131,9 +131,22 @@ std::string snapshot_key(std::uint64_t snap_id);
 /// The name stored in an `rbd_directory` `id_<id>` value; nullopt when not understood.
 std::optional<std::string> decode_directory_name(const std::string& bytes);
 
-/// The image name in an `rbd_trash` `id_<id>` value (cls::rbd::TrashImageSpec); nullopt
-/// when not understood.
+/// The head of an `rbd_trash` `id_<id>` value (cls::rbd::TrashImageSpec).
+struct TrashSpecHead {
+  std::uint8_t source = 0;  ///< RBD_TRASH_IMAGE_SOURCE_*: 3 is "removing" (`rbd rm`)
+  std::string name;
+};
+
+/// An `rbd_trash` `id_<id>` value's source and image name; nullopt when not understood.
+std::optional<TrashSpecHead> decode_trash_spec(const std::string& bytes);
+
+/// The image name in an `rbd_trash` `id_<id>` value; nullopt when not understood.
 std::optional<std::string> decode_trash_name(const std::string& bytes);
+
+/// The image names of a format 1 `rbd_directory`'s data (a tmap: a bufferlist header,
+/// then map<string, bufferlist>); nullopt when it does not decode to its last byte.
+/// Empty data is an empty list.
+std::optional<std::vector<std::string>> decode_format1_directory(const std::string& bytes);
 
 /// One `rbd_group_ref` value; nullopt when not understood.
 std::optional<GroupSpec> decode_group_spec(const std::string& bytes);

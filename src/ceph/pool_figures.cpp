@@ -1,6 +1,7 @@
 #include "ceph/pool_figures.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -27,6 +28,9 @@ nlohmann::json parse(const std::string& json, const char* command) {
   return parsed;
 }
 
+/// The integer `key` of `object` as a T. A float (1e300, or an integer too large for
+/// 64 bits, which the parser makes one) or an integer beyond T's range is bad data:
+/// casting it would be undefined behaviour, or a wrong figure.
 template <typename T>
 T number(const nlohmann::json& object, const char* key, const char* command) {
   const auto found = object.find(key);
@@ -34,6 +38,22 @@ T number(const nlohmann::json& object, const char* key, const char* command) {
     throw Error(ExitCode::data,
                 std::string("the mon's answer to '") + command + "' has no number '" + key + "'",
                 "check that the mons run Ceph Pacific or later");
+  }
+  bool fits = false;
+  if (found->is_number_unsigned()) {
+    fits = found->get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+  } else if (found->is_number_integer()) {
+    const auto value = found->get<std::int64_t>();
+    fits = value >= 0 ? static_cast<std::uint64_t>(value) <=
+                            static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                      : std::numeric_limits<T>::is_signed &&
+                            value >= static_cast<std::int64_t>(std::numeric_limits<T>::min());
+  }
+  if (!fits) {
+    throw Error(ExitCode::data,
+                std::string("the mon's answer to '") + command + "' has '" + key +
+                    "' = " + found->dump() + ", not an integer rbd-sync can store",
+                "check the cluster's state (ceph " + std::string(command) + ")");
   }
   return found->get<T>();
 }

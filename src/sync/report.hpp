@@ -35,13 +35,22 @@ struct SyncReport {
   /// stale. Non-empty makes the run "partial".
   std::vector<StaleImage> stale;
   ReadMethods read;  ///< how the source read the images
-  /// rbd pools left out of a sync of every pool: this client may not read them. Their
-  /// stored rows were kept as they were. Not a partial run: the client read all it may.
+  /// rbd pools left out: this client may not read them (in a sync of every pool; not a
+  /// partial run: the client read all it may), or what lists their images is damaged
+  /// (a partial run). Their stored rows were kept as they were.
   std::vector<UnreadablePool> unreadable_pools;
   UnknownCounts unknown;  ///< values stored as unknown to this client
   double seconds = 0.0;
 
-  bool partial() const { return !stale.empty(); }
+  /// Pools left out because they are damaged.
+  std::size_t damaged_pools() const {
+    std::size_t count = 0;
+    for (const UnreadablePool& pool : unreadable_pools) {
+      count += pool.damaged ? 1 : 0;
+    }
+    return count;
+  }
+  bool partial() const { return !stale.empty() || damaged_pools() > 0; }
 };
 
 }  // namespace rbdsync::sync

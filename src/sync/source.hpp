@@ -8,17 +8,30 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/usage_marks.hpp"
 
 namespace rbdsync::sync {
 
-/// An rbd pool this client may not read (its caps stop short of it), left out of a sync
-/// of every pool. Its stored rows stay exactly as they were.
+/// An rbd pool left out of a sync: this client may not read it (its caps stop short of
+/// it; only in a sync of every pool), or what lists its images is damaged. Its stored
+/// rows of images, snapshots, namespaces and trash stay exactly as they were.
 struct UnreadablePool {
   std::int64_t id = 0;
   std::string name;
-  std::string error;  ///< one line, e.g. "Operation not permitted"
+  std::string error;     ///< one line, e.g. "Operation not permitted"
+  bool damaged = false;  ///< a fault (PoolDamaged), not the client's caps: the run is partial
+};
+
+/// Thrown by list_pool() and read_pool_images() when what lists a pool's images is
+/// damaged, e.g. a format 1 rbd_directory whose data does not decode: which images the
+/// pool holds cannot be told, yet it is neither the cluster's fault nor one image's.
+/// Any tenant with write caps on the pool can do it, so it must not stop the sync of
+/// the other pools: the syncer leaves that pool out (UnreadablePool::damaged).
+class PoolDamaged : public Error {
+ public:
+  using Error::Error;
 };
 
 /// The pools a sync reads, and those it leaves out because it may not read them.
@@ -85,7 +98,8 @@ class InventorySource {
   /// some, Error(ExitCode::no_permission).
   virtual PoolSelection list_pools(const std::vector<std::string>& names) = 0;
 
-  /// The namespaces and trash of `pool`, and how many images it holds now.
+  /// The namespaces and trash of `pool`, and how many images it holds now. Throws
+  /// PoolDamaged when what lists its images cannot be decoded.
   virtual PoolListing list_pool(const inventory::Pool& pool) = 0;
 
   /// The trash entries of `pool`, in every namespace, as they are now. The syncer lists

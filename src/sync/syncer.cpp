@@ -168,9 +168,17 @@ class SyncRun {
   /// progress has a total. The images themselves are listed again, a page at a time, as
   /// they are read.
   void list_all() {
-    for (const inventory::Pool& pool : pools()) {
+    std::vector<inventory::Pool> listed;
+    for (inventory::Pool& pool : m_selection.pools) {
       check_interrupted();
-      const PoolListing listing = m_source.list_pool(pool);
+      PoolListing listing;
+      try {
+        listing = m_source.list_pool(pool);
+      } catch (const PoolDamaged& damage) {
+        leave_out(pool, damage);
+        continue;
+      }
+      listed.push_back(std::move(pool));
       spdlog::debug("pool '{}': {} images, {} namespaces, {} in trash listed", pool.name,
                     listing.image_count, listing.namespaces.size(), listing.trash.size());
       m_total += listing.image_count;
@@ -179,17 +187,39 @@ class SyncRun {
       }
       add_trash(listing.trash);
     }
+    m_selection.pools = std::move(listed);
     spdlog::info("listing: {} pools, {} images in {:.3f}s", m_report.pools, m_total,
                  seconds_since(m_start));
+  }
+
+  /// Leaves `pool` out of this sync, as a pool this client may not read is, because
+  /// what lists its images is damaged: its stored rows are kept, the run is partial.
+  /// Its own row (the mon's figures, added already) is still written: they are sound.
+  void leave_out(const inventory::Pool& pool, const PoolDamaged& damage) {
+    spdlog::error("pool '{}' (id {}) not synced: {}; its stored rows are kept as they were ({})",
+                  display_text(pool.name, Controls::escape), pool.id, damage.what(), damage.hint());
+    const UnreadablePool left_out{pool.id, pool.name, damage.what(), true};
+    m_selection.unreadable.push_back(left_out);
+    m_report.unreadable_pools.push_back(left_out);
+    --m_report.pools;
   }
 
   void read_all() {
     const auto read_start = std::chrono::steady_clock::now();
     tell(Phase::reading, 0, m_total);
-    for (const inventory::Pool& pool : pools()) {
+    std::vector<inventory::Pool> read;
+    for (inventory::Pool& pool : m_selection.pools) {
       check_interrupted();
-      read_pool(pool);
+      try {
+        read_pool(pool);
+      } catch (const PoolDamaged& damage) {
+        // Damaged since it was listed: what was read of it stands, the rest is kept.
+        leave_out(pool, damage);
+        continue;
+      }
+      read.push_back(std::move(pool));
     }
+    m_selection.pools = std::move(read);
     // From here on the total is what was met: the count was taken before reading.
     m_total = m_done;
     m_report.read = m_source.read_methods();

@@ -66,24 +66,25 @@ TEST(Output, PlainLineOfAPartialSyncIsUnchanged) {
 }
 
 TEST(Output, JsonOfAPartialSyncIsUnchanged) {
-  EXPECT_EQ(sync_report_json(partial_report(), "run-0001", "cron").dump(),
-            R"({"added":3,"changed":2,"counts":{"images":{"added":3,"changed":2,"removed":1,)"
-            R"("unchanged":4},"namespaces":{"added":0,"changed":1,"removed":0,"unchanged":2},)"
-            R"("pools":{"added":1,"changed":0,"removed":0,"unchanged":1},)"
-            R"("snapshots":{"added":5,"changed":0,"removed":6,"unchanged":7},)"
-            R"("trash":{"added":0,"changed":0,"removed":1,"unchanged":0}},"exit_code":3,)"
-            R"("fsid":"6d4c7f3a-1b2c-4d5e-8f90-0123456789ab",)"
-            R"("hint":"see 'stale' for each image's error; the next sync retries them",)"
-            R"("images":7,"message":"synced,)"
-            R"( but 1 image(s) could not be read; their previous rows were kept,)"
-            R"( marked stale","pools":2,)"
-            R"("read":{"fallbacks":{"clone: parent pool not readable":1},)"
-            R"("images":{"header":6,"librbd":1}},"removed":1,"run_id":"run-0001",)"
-            R"("seconds":1.25,"skipped":1,"stale":[{"error":"Input/output error",)"
-            R"("image_id":"10ab2c","path":"rbd/tenant/db-1"}],"status":"partial",)"
-            R"("trigger":"cron","unknown":{"children":0,"groups":0,"parents":1,"usage":2},)"
-            R"("unreadable_pools":[{"error":"Operation not permitted","pool":"secret",)"
-            R"("pool_id":9}],"usage_kept":4})");
+  EXPECT_EQ(
+      sync_report_json(partial_report(), "run-0001", "cron").dump(),
+      R"({"added":3,"changed":2,"counts":{"images":{"added":3,"changed":2,"removed":1,)"
+      R"("unchanged":4},"namespaces":{"added":0,"changed":1,"removed":0,"unchanged":2},)"
+      R"("pools":{"added":1,"changed":0,"removed":0,"unchanged":1},)"
+      R"("snapshots":{"added":5,"changed":0,"removed":6,"unchanged":7},)"
+      R"("trash":{"added":0,"changed":0,"removed":1,"unchanged":0}},"exit_code":3,)"
+      R"("fsid":"6d4c7f3a-1b2c-4d5e-8f90-0123456789ab",)"
+      R"("hint":"see 'stale' for each image's error; the next sync retries them",)"
+      R"("images":7,"message":"synced,)"
+      R"( but 1 image(s) could not be read; their previous rows were kept,)"
+      R"( marked stale","pools":2,)"
+      R"("read":{"fallbacks":{"clone: parent pool not readable":1},)"
+      R"("images":{"header":6,"librbd":1}},"removed":1,"run_id":"run-0001",)"
+      R"("seconds":1.25,"skipped":1,"stale":[{"error":"Input/output error",)"
+      R"("image_id":"10ab2c","path":"rbd/tenant/db-1"}],"status":"partial",)"
+      R"("trigger":"cron","unknown":{"children":0,"groups":0,"parents":1,"usage":2},)"
+      R"("unreadable_pools":[{"damaged":false,"error":"Operation not permitted","pool":"secret",)"
+      R"("pool_id":9}],"usage_kept":4})");
 }
 
 TEST(Output, JsonOfAnInterruptedRunSaysInterrupted) {

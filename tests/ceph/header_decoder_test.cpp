@@ -196,6 +196,37 @@ TEST(HeaderDecoder, CapturedDirectoryAndTrashEntriesNameTheImage) {
   EXPECT_FALSE(decode_trash_name(bytes("02031d000000")));
 }
 
+TEST(HeaderDecoder, TrashSpecGivesItsSourceAndName) {
+  // The captured entry below, its source made 3 (removing: `rbd rm` on its way).
+  const auto spec =
+      decode_trash_spec(bytes("02011d0000000307000000"
+                              "74726173686d65"
+                              "537d116b6a1d7f31537d116b6a1d7f3100"));
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->source, 3);
+  EXPECT_EQ(spec->name, "trashme");
+  EXPECT_FALSE(decode_trash_spec(bytes("02011d000000030700")));
+  EXPECT_FALSE(decode_trash_spec(""));
+}
+
+TEST(HeaderDecoder, Format1DirectoryGivesItsNamesAndRefusesAnythingElse) {
+  // A bufferlist header (u32 length, bytes), then map<string, bufferlist>.
+  EXPECT_EQ(decode_format1_directory(""), std::vector<std::string>{});
+  EXPECT_EQ(decode_format1_directory(bytes("02000000abcd"
+                                           "02000000"
+                                           "010000006100000000"
+                                           "0100000062030000007879"
+                                           "7a")),
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(decode_format1_directory("xx")) << "what inventory_test writes";
+  EXPECT_FALSE(decode_format1_directory(bytes("00000000020000000100000061000000")))
+      << "the second entry is missing";
+  EXPECT_FALSE(decode_format1_directory(bytes("0000000001000000010000006100000000ff")))
+      << "a byte after the map";
+  // A count of 2^32-1 over a few bytes is refused without reserving or looping for it.
+  EXPECT_FALSE(decode_format1_directory(bytes("00000000ffffffff0100000061")));
+}
+
 TEST(HeaderDecoder, CapturedGroupReferenceNamesTheGroupsPoolAndId) {
   // rbd_group_ref of an image in group g1 of pool 102 (Pacific).
   const auto spec =

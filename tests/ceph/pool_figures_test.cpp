@@ -73,5 +73,36 @@ TEST(PoolFigures, PoolEntryWithoutAFigureIsBadData) {
   EXPECT_THROW(apply_osd_dump(R"({"pools":[{"pool":3,"type":1,"size":3}]})", listed), Error);
 }
 
+TEST(PoolFigures, AFigureOutOfRangeIsBadDataNotAnUndefinedCast) {
+  // nlohmann parses 1e300, and integers past 2^64, as doubles: get<uint64_t>() of one
+  // is a float-to-integer cast out of range, undefined (UBSan: "is outside the range of
+  // representable values"). So is a negative figure, wrapped into a huge one.
+  for (const char* stored : {"1e300", "18446744073709551616", "-1", "4.5", "-1e300"}) {
+    auto listed = pools();
+    const std::string df = std::string(R"({"pools":[{"id":)") + std::to_string(listed[0].id) +
+                           R"(,"stats":{"stored":)" + stored +
+                           R"(,"objects":1,"bytes_used":1,"max_avail":1}}]})";
+    try {
+      apply_df(df, listed);
+      ADD_FAILURE() << stored << " was taken as " << listed[0].stored_bytes;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ExitCode::data) << stored;
+      EXPECT_NE(std::string(error.what()).find("'stored'"), std::string::npos) << error.what();
+    }
+  }
+  for (const char* pg_num : {"1e300", "9223372036854775808"}) {
+    auto listed = pools();
+    const std::string dump = std::string(R"({"pools":[{"pool":)") + std::to_string(listed[0].id) +
+                             R"(,"type":1,"size":3,"min_size":2,"pg_num":)" + pg_num + "}]}";
+    EXPECT_THROW(apply_osd_dump(dump, listed), Error) << pg_num;
+  }
+  auto listed = pools();
+  apply_df(std::string(R"({"pools":[{"id":)") + std::to_string(listed[0].id) +
+               R"(,"stats":{"stored":18446744073709551615,"objects":0,"bytes_used":0,)"
+               R"("max_avail":0}}]})",
+           listed);
+  EXPECT_EQ(listed[0].stored_bytes, 18446744073709551615U) << "the largest u64 is one";
+}
+
 }  // namespace
 }  // namespace rbdsync::ceph

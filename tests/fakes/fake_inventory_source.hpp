@@ -72,6 +72,7 @@ class FakeInventorySource : public sync::InventorySource {
   std::string cluster_name() override { return "ceph"; }
 
   std::vector<std::int64_t> unreadable;  ///< pool ids this client may not read
+  std::set<std::int64_t> damaged_pools;  ///< pool ids whose listing throws PoolDamaged
 
   sync::PoolSelection list_pools(const std::vector<std::string>& names) override {
     const auto readable = [this](const inventory::Pool& pool) {
@@ -110,6 +111,12 @@ class FakeInventorySource : public sync::InventorySource {
   }
 
   sync::PoolListing list_pool(const inventory::Pool& pool) override {
+    if (damaged_pools.count(pool.id) != 0) {
+      throw sync::PoolDamaged(ExitCode::data,
+                              "the format 1 image list of pool '" + pool.name +
+                                  "' (rbd_directory's data) cannot be decoded",
+                              "check the pool's rbd_directory object");
+    }
     sync::PoolListing listing;
     for (const auto& ns : namespaces) {
       if (ns.pool_id == pool.id) {

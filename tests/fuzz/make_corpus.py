@@ -431,6 +431,47 @@ def holder_record_seeds():
     }
 
 
+def format1_directory_seeds():
+    def tmap(entries, header=b""):
+        body = u32(len(header)) + header + u32(len(entries))
+        for name, value in entries:
+            body += text(name) + u32(len(value)) + value
+        return body
+
+    return {
+        "empty": b"",
+        "no-images": tmap([]),
+        "three": tmap([("a", b""), ("old-vm", b"\x01\x02"), ("zz", b"")], header=b"hdr"),
+        "what-inventory-test-writes": b"xx",
+        "truncated": tmap([("a", b""), ("b", b"")])[:-3],
+        "huge-count": u32(0) + u32(0xFFFFFFFF) + text("a"),
+        "trailing-byte": tmap([("a", b"")]) + b"\x00",
+    }
+
+
+def mon_answer_seeds():
+    osd_dump = {"epoch": 40, "pools": [
+        {"pool": 2, "pool_name": "device_health_metrics", "type": 1, "size": 1,
+         "min_size": 1, "pg_num": 1},
+        {"pool": 3, "pool_name": "rbd", "type": 1, "size": 3, "min_size": 2, "pg_num": 32},
+        {"pool": 7, "pool_name": "ec", "type": 3, "size": 5, "min_size": 4, "pg_num": 16}]}
+    df = {"stats": {"total_bytes": 4294967296}, "pools": [
+        {"name": "rbd", "id": 3, "stats": {"stored": 70255678, "objects": 108,
+                                           "bytes_used": 210767034, "percent_used": 0.017,
+                                           "max_avail": 4001464064}},
+        {"name": "ec", "id": 7, "stats": {"stored": 0, "objects": 0, "bytes_used": 0,
+                                          "max_avail": 0}}]}
+    return {
+        "osd-dump": json.dumps(osd_dump).encode(),
+        "df": json.dumps(df).encode(),
+        "df-huge": b'{"pools":[{"id":3,"stats":{"stored":1e300,"objects":1,"bytes_used":1,'
+                   b'"max_avail":18446744073709551616}}]}',
+        "df-negative": b'{"pools":[{"id":3,"stats":{"stored":-1,"objects":1,"bytes_used":1,'
+                       b'"max_avail":1}}]}',
+        "not-json": b"{\"pools\": [",
+    }
+
+
 CORPORA = {
     "fuzz_header": header_seeds,
     "fuzz_snapshot_record": snapshot_record_seeds,
@@ -444,6 +485,8 @@ CORPORA = {
     "fuzz_migration_spec": migration_seeds,
     "fuzz_holder_record": holder_record_seeds,
     "fuzz_mirror_image": mirror_image_seeds,
+    "fuzz_format1_directory": format1_directory_seeds,
+    "fuzz_mon_answers": mon_answer_seeds,
 }
 
 

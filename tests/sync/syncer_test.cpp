@@ -506,6 +506,31 @@ TEST_F(SyncerTest, PoolTheClientMayNotReadKeepsItsRowsInASyncOfEveryPool) {
   EXPECT_EQ(stored().trash.size(), 1U);
 }
 
+TEST_F(SyncerTest, APoolWhoseImageListIsDamagedIsLeftOutAndTheRunIsPartial) {
+  // Any tenant with write caps on the pool can damage its format 1 directory: that
+  // must not stop the other pools' sync (it failed the whole run, 65).
+  source.trash.push_back({2, "", "id-t", "t", "user", 1, 1});
+  sync();
+  source.damaged_pools = {2};
+  source.images.erase(source.images.begin() + 2);  // "c" went, but cannot be told
+  source.add_image(1, "id-d", "d");                // the other pool still syncs
+  for (const std::vector<std::string>& named :
+       {std::vector<std::string>{}, std::vector<std::string>{"rbd", "vms"}}) {
+    const SyncReport report = sync(named);
+    EXPECT_TRUE(report.partial()) << "a damaged pool is a fault, unlike one the caps leave out";
+    EXPECT_EQ(report.pools, 1U);
+    ASSERT_EQ(report.unreadable_pools.size(), 1U);
+    EXPECT_EQ(report.unreadable_pools[0].id, 2);
+    EXPECT_TRUE(report.unreadable_pools[0].damaged);
+    EXPECT_NE(report.unreadable_pools[0].error.find("cannot be decoded"), std::string::npos);
+    EXPECT_EQ(report.counts.images.removed, 0U);
+    EXPECT_EQ(report.counts.trash.removed, 0U);
+    EXPECT_EQ(stored().pools.size(), 2U);
+    EXPECT_EQ(stored().images.size(), 4U) << "a, b, d, and c kept";
+    EXPECT_EQ(stored().trash.size(), 1U);
+  }
+}
+
 TEST_F(SyncerTest, SyncOfEveryPoolFailsWhenTheClientMayReadNone) {
   source.unreadable = {1, 2};
   try {

@@ -63,6 +63,29 @@ std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) 
   return "rbd_object_map." + image_id + suffix;
 }
 
+/// The objects of the map of `header`'s image at `size_bytes`; nullopt when the count
+/// overflows.
+std::optional<std::uint64_t> map_objects(const DecodedHeader& header, std::uint64_t size_bytes) {
+  return object_count(size_bytes, std::uint64_t{1} << header.order, header.stripe_unit,
+                      header.stripe_count);
+}
+
+/// What the direct reader reads of the object map of `header`'s image at `size_bytes`:
+/// one byte more than such a map can hold, so that a larger object (a tenant may write
+/// 100 MiB behind a tiny header) is told by its size and costs no more than this. 1
+/// when the count overflows: that map is not used anyway.
+std::uint64_t object_map_read_bytes(const DecodedHeader& header, std::uint64_t size_bytes) {
+  const std::optional<std::uint64_t> objects = map_objects(header, size_bytes);
+  return objects ? object_map_object_bytes(*objects) + 1 : 1;
+}
+
+/// The object maps to read for one image, each with how many of its bytes
+/// (object_map_read_bytes()).
+struct MapReads {
+  std::optional<std::uint64_t> head;  ///< set when the head's map is read
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> snapshots;  ///< (snapshot id, bytes)
+};
+
 /// The read of one object map: the head's or a snapshot's.
 struct MapRead {
   librados::ObjectReadOperation op;
@@ -139,25 +162,23 @@ class Batch : public InFlight<Slot> {
     }
   }
 
-  /// Starts reading the head's object map (`head`) and those of the snapshots
-  /// `snap_ids` of the image in slot `at`, whose header is read; the slot comes ready
-  /// again when they are. At least one map must be asked for.
-  void start_maps(librados::IoCtx& io, const ImageRef& ref, std::size_t at, bool head,
-                  const std::vector<std::uint64_t>& snap_ids) {
+  /// Starts reading the object maps `maps` of the image in slot `at`, whose header is
+  /// read; the slot comes ready again when they are. At least one map must be asked for.
+  void start_maps(librados::IoCtx& io, const ImageRef& ref, std::size_t at, const MapReads& maps) {
     Slot& reads = slot(at);
     // As in start(): what may throw comes before the slot counts its reads.
     std::vector<std::pair<std::string, MapRead*>> queued;
-    const auto queue = [&](MapRead& read, std::string object) {
-      read.op.read(0, 0, &read.bytes, &read.r);
+    const auto queue = [&](MapRead& read, std::string object, std::uint64_t bytes) {
+      read.op.read(0, bytes, &read.bytes, &read.r);
       read.done.reset(
           librados::Rados::aio_create_completion(callback_arg(at), &Batch::on_complete));
       queued.emplace_back(std::move(object), &read);
     };
-    if (head) {
-      queue(reads.head_map.emplace(), "rbd_object_map." + ref.image_id);
+    if (maps.head) {
+      queue(reads.head_map.emplace(), "rbd_object_map." + ref.image_id, *maps.head);
     }
-    for (const std::uint64_t id : snap_ids) {
-      queue(reads.snapshot_maps[id], object_map_name(ref.image_id, id));
+    for (const auto& [id, bytes] : maps.snapshots) {
+      queue(reads.snapshot_maps[id], object_map_name(ref.image_id, id), bytes);
     }
     update(at, [&queued](Slot& starting) {
       starting.pending = static_cast<int>(queued.size());
@@ -263,8 +284,7 @@ class Assembler {
 
   /// The object maps to read before the usage walk.
   struct MapsWanted {
-    bool head = false;
-    std::vector<std::uint64_t> snapshots;  ///< read ahead (snapshot_maps_read_ahead())
+    MapReads reads;  ///< the head's, and snapshots' read ahead (snapshot_maps_read_ahead())
     /// Their size as the header tells it; none when it cannot tell (a size whose object
     /// count overflows).
     std::optional<std::uint64_t> bytes;
@@ -288,7 +308,14 @@ class Assembler {
     if (bytes) {
       *bytes += read_ahead.bytes;
     }
-    return {true, std::move(read_ahead.snapshot_ids), bytes};
+    MapsWanted wanted{{object_map_read_bytes(header, header.size_bytes), {}}, bytes};
+    // The read-ahead is the first snapshots, in the header's order.
+    for (std::size_t at = 0; at < read_ahead.snapshot_ids.size(); ++at) {
+      wanted.reads.snapshots.emplace_back(
+          read_ahead.snapshot_ids[at],
+          object_map_read_bytes(header, header.snapshots[at].size_bytes));
+    }
+    return wanted;
   }
 
   /// The image; or why librbd must read it; or the damage that keeps both from it.
@@ -500,8 +527,9 @@ class Assembler {
     // is not kept, so that a later --exact-usage computes it.
     bool maps_gave_all = fast_diff;
     std::uint64_t range_flags = 0;
-    std::vector<std::uint8_t> previous_states;
-    SizedObjectMap previous;  // of the last user snapshot; states nullptr before one
+    ObjectStates previous_states;
+    SizedObjectMap previous;        // of the last user snapshot; states nullptr before one
+    std::string previous_unusable;  // why the last user snapshot's map could not be used
     std::vector<const HeaderSnapshot*> between;
     for (const HeaderSnapshot& snap : header.snapshots) {
       OrFallback<inventory::Snapshot> row = snapshot_row(header, snap);
@@ -515,16 +543,21 @@ class Assembler {
         out.snapshots.push_back(std::move(*row.value));
         continue;
       }
-      const MapRange range{previous.states != nullptr ? &previous : nullptr, &between, &snap,
-                           nullptr, snap.size_bytes};
+      const MapRange range{previous.states != nullptr ? &previous : nullptr,
+                           &between,
+                           &snap,
+                           nullptr,
+                           snap.size_bytes,
+                           previous_unusable};
       auto usage = this->usage(slot, fast_diff, range_flags, range, out);
       if (!usage.ok()) {
         return usage.carry<Image>();
       }
-      row.value->usage = std::move(usage.value->first);
+      row.value->usage = std::move(usage.value->usage);
       maps_gave_all = maps_gave_all && row.value->usage.used_bytes.has_value();
-      previous_states = std::move(usage.value->second);
-      previous = {previous_states.empty() ? nullptr : &previous_states, snap.size_bytes};
+      previous_states = std::move(usage.value->end_map);
+      previous = {previous_states.size() == 0 ? nullptr : &previous_states, snap.size_bytes};
+      previous_unusable = std::move(usage.value->unusable_map);
       between.clear();
       range_flags = snap.flags;
       out.snapshots.push_back(std::move(*row.value));
@@ -540,13 +573,17 @@ class Assembler {
       }
       head_map = read.bytes.to_str();
     }
-    const MapRange range{previous.states != nullptr ? &previous : nullptr, &between, nullptr,
-                         &head_map, out.size_bytes};
+    const MapRange range{previous.states != nullptr ? &previous : nullptr,
+                         &between,
+                         nullptr,
+                         &head_map,
+                         out.size_bytes,
+                         previous_unusable};
     auto usage = this->usage(slot, fast_diff, range_flags, range, out);
     if (!usage.ok()) {
       return usage.carry<Image>();
     }
-    out.usage = std::move(usage.value->first);
+    out.usage = std::move(usage.value->usage);
     if (maps_gave_all && out.usage.used_bytes) {
       out.usage_mark = header_version;
     }
@@ -616,46 +653,70 @@ class Assembler {
     return found->second;
   }
 
-  using UsageAndMap = std::pair<inventory::Usage, std::vector<std::uint8_t>>;
+  /// The usage of one snapshot or the head, the object map it ended with (empty when
+  /// none was needed), and, when a map of the range could not be used, why: the usage
+  /// is then unknown, and so is the next range's, which would diff from it.
+  struct RangeUsage {
+    inventory::Usage usage;
+    ObjectStates end_map;
+    std::string unusable_map;
+  };
 
   /// The object maps a fast diff loads: from the last user snapshot's (nullptr: from
   /// nothing) through the maps of the snapshots `between`, to the end's: the map of
   /// `end_snapshot`, or (nullptr) the head's bytes `end_bytes`, already read.
+  /// `from_unusable`: why the map to diff from could not be used, if it could not.
   struct MapRange {
     const SizedObjectMap* from = nullptr;
     const std::vector<const HeaderSnapshot*>* between = nullptr;
     const HeaderSnapshot* end_snapshot = nullptr;
     const std::string* end_bytes = nullptr;
     std::uint64_t end_size = 0;
+    std::string from_unusable;
   };
 
-  /// The usage of one snapshot or the head and the object map it used (empty when none
-  /// was needed); a fallback when librbd must compute it.
-  OrFallback<UsageAndMap> usage(Slot& slot, bool fast_diff, std::uint64_t range_flags,
-                                const MapRange& range, const Image& image) {
-    inventory::Usage result;
-    result.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
-    if (!result.unknown_reason.empty()) {
+  /// The usage of one snapshot or the head; a fallback when librbd must compute it.
+  OrFallback<RangeUsage> usage(Slot& slot, bool fast_diff, std::uint64_t range_flags,
+                               const MapRange& range, const Image& image) {
+    RangeUsage result;
+    result.usage.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
+    if (!result.usage.unknown_reason.empty()) {
       if (m_exact_usage) {
-        return OrFallback<UsageAndMap>::fall_back("exact usage without a valid fast-diff map");
+        return OrFallback<RangeUsage>::fall_back("exact usage without a valid fast-diff map");
       }
-      return OrFallback<UsageAndMap>::of({result, {}});
+      return OrFallback<RangeUsage>::of(std::move(result));
     }
-    std::vector<std::vector<std::uint8_t>> maps;
+    if (!range.from_unusable.empty()) {
+      return unusable(std::move(result), "the snapshot before: " + range.from_unusable);
+    }
+    const DecodedHeader& header = *decode(slot).value;
+    std::vector<ObjectStates> maps;
     maps.reserve(range.between->size() + 1);
     for (const HeaderSnapshot* snap : *range.between) {
-      auto states = snapshot_map(slot, snap->id);
-      if (!states.ok()) {
-        return states.carry<UsageAndMap>();
+      auto bytes = snapshot_map_bytes(slot, *snap);
+      if (!bytes.ok()) {
+        return bytes.carry<RangeUsage>();
       }
-      maps.push_back(std::move(*states.value));
+      CheckedMap map = checked_map(header, *bytes.value, snap->size_bytes);
+      if (!map.unusable.empty()) {
+        return unusable(std::move(result), map.unusable);
+      }
+      maps.push_back(std::move(map.states));
     }
-    auto end = range.end_snapshot != nullptr ? snapshot_map(slot, range.end_snapshot->id)
-                                             : decoded_map(*range.end_bytes);
-    if (!end.ok()) {
-      return end.carry<UsageAndMap>();
+    std::string end_bytes;
+    if (range.end_snapshot != nullptr) {
+      auto bytes = snapshot_map_bytes(slot, *range.end_snapshot);
+      if (!bytes.ok()) {
+        return bytes.carry<RangeUsage>();
+      }
+      end_bytes = std::move(*bytes.value);
     }
-    maps.push_back(std::move(*end.value));
+    CheckedMap end = checked_map(
+        header, range.end_snapshot != nullptr ? end_bytes : *range.end_bytes, range.end_size);
+    if (!end.unusable.empty()) {
+      return unusable(std::move(result), end.unusable);
+    }
+    maps.push_back(std::move(end.states));
     std::vector<SizedObjectMap> chain;
     for (std::size_t at = 0; at < range.between->size(); ++at) {
       chain.push_back({&maps[at], (*range.between)[at]->size_bytes});
@@ -663,40 +724,73 @@ class Assembler {
     chain.push_back({&maps.back(), range.end_size});
     const auto used = fast_diff_used_bytes(range.from, chain, image.object_size);
     if (!used) {
-      return OrFallback<UsageAndMap>::fall_back("object map smaller than the image");
+      return unusable(std::move(result), "object map smaller than the image");
     }
-    result.used_bytes = used;
-    return OrFallback<UsageAndMap>::of({result, std::move(maps.back())});
+    result.usage.used_bytes = used;
+    result.end_map = std::move(maps.back());
+    return OrFallback<RangeUsage>::of(std::move(result));
   }
 
-  using States = OrFallback<std::vector<std::uint8_t>>;
+  /// `result` with its usage unknown because a map of the range cannot be used, for
+  /// `reason`. Not librbd's to compute either: it would load the same object, whole,
+  /// again. With --exact-usage librbd computes it, as for an invalid map.
+  OrFallback<RangeUsage> unusable(RangeUsage result, const std::string& reason) const {
+    if (m_exact_usage) {
+      return OrFallback<RangeUsage>::fall_back("exact usage without a valid fast-diff map");
+    }
+    result.usage.unknown_reason = reason;
+    result.unusable_map = reason;
+    return OrFallback<RangeUsage>::of(std::move(result));
+  }
 
-  /// The states in the object map of snapshot `snap_id`: read ahead when it was one of
-  /// maps_wanted(), else read now.
-  States snapshot_map(Slot& slot, std::uint64_t snap_id) {
+  /// An object map read as object_map_read_bytes() says, as states; or why it cannot be
+  /// used for a snapshot (or head) of `size_bytes`.
+  struct CheckedMap {
+    ObjectStates states;
+    std::string unusable;  ///< empty when `states` hold the map
+  };
+
+  static CheckedMap checked_map(const DecodedHeader& header, const std::string& bytes,
+                                std::uint64_t size_bytes) {
+    const std::optional<std::uint64_t> objects = map_objects(header, size_bytes);
+    if (!objects) {
+      return {{}, "object map of an image whose size gives no object count"};
+    }
+    // The read asked for one byte more than such a map can hold: it got it, so the
+    // object is larger than the header implies (planted, or not this image's).
+    if (bytes.size() > object_map_object_bytes(*objects)) {
+      return {{}, "object map larger than its header implies"};
+    }
+    std::optional<ObjectStates> states = decode_object_map(bytes);
+    if (!states) {
+      return {{}, "object map does not decode"};
+    }
+    if (states->size() < *objects) {
+      return {{}, "object map smaller than the image"};  // librbd: "object map too small"
+    }
+    return {std::move(*states), {}};
+  }
+
+  /// The bytes of the object map of snapshot `snap`: read ahead when it was one of
+  /// maps_wanted(), else read now, as many as object_map_read_bytes() says.
+  OrFallback<std::string> snapshot_map_bytes(Slot& slot, const HeaderSnapshot& snap) {
     librados::bufferlist now;
     const librados::bufferlist* bytes = &now;
     int r = 0;
-    const auto read = slot.snapshot_maps.find(snap_id);
+    const auto read = slot.snapshot_maps.find(snap.id);
     if (read != slot.snapshot_maps.end()) {
       r = read->second.done->get_return_value() < 0 ? read->second.done->get_return_value()
                                                     : read->second.r;
       bytes = &read->second.bytes;
     } else {
-      r = m_io.read(object_map_name(m_ref.image_id, snap_id), now, 0, 0);
+      const DecodedHeader& header = *decode(slot).value;
+      r = m_io.read(object_map_name(m_ref.image_id, snap.id), now,
+                    object_map_read_bytes(header, snap.size_bytes), 0);
     }
     if (r < 0) {
-      return States::fall_back("cannot read a snapshot's object map");
+      return OrFallback<std::string>::fall_back("cannot read a snapshot's object map");
     }
-    return decoded_map(bytes->to_str());
-  }
-
-  static States decoded_map(const std::string& bytes) {
-    auto states = decode_object_map(bytes);
-    if (!states) {
-      return States::fall_back("cannot decode an object map");
-    }
-    return States::of(std::move(*states));
+    return OrFallback<std::string>::of(bytes->to_str());
   }
 
   librados::Rados& m_rados;
@@ -760,7 +854,7 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
   const auto start_maps = [&](std::size_t at, const Assembler::MapsWanted& wanted) {
     Slot& slot = batch.slot(at);
     io.set_namespace(refs[slot.index].pool_namespace);
-    batch.start_maps(io, refs[slot.index], at, wanted.head, wanted.snapshots);
+    batch.start_maps(io, refs[slot.index], at, wanted.reads);
   };
   const auto start = [&](std::size_t index) {
     if (refs[index].image_id.empty()) {
@@ -787,7 +881,7 @@ void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCt
     // (when there is one), its object maps are in.
     if (!slot.decoded) {
       Assembler::MapsWanted wanted = assembler.maps_wanted(slot);
-      if (wanted.head || !wanted.snapshots.empty()) {
+      if (wanted.reads.head || !wanted.reads.snapshots.empty()) {
         // A size the header cannot tell counts as the whole budget: read alone.
         slot.map_bytes = wanted.bytes.value_or(limits.map_bytes);
         if (budget.ask(at, slot.map_bytes)) {

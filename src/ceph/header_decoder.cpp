@@ -567,7 +567,49 @@ std::optional<LockInfo> decode_lock_info(const std::string& bytes) {
   return info;
 }
 
-std::optional<std::vector<std::uint8_t>> decode_object_map(const std::string& bytes) {
+ObjectStates::ObjectStates(std::initializer_list<std::uint8_t> states) {
+  resize(states.size(), 0);
+  std::uint64_t at = 0;
+  for (const std::uint8_t state : states) {
+    set(at++, state);
+  }
+}
+
+ObjectStates ObjectStates::from_packed(std::string packed, std::uint64_t count) {
+  ObjectStates states;
+  states.m_packed = std::move(packed);
+  states.m_count = count;
+  states.clear_tail();
+  return states;
+}
+
+void ObjectStates::set(std::uint64_t at, std::uint8_t state) {
+  auto& byte = reinterpret_cast<unsigned char&>(m_packed[at / 4]);
+  byte = static_cast<unsigned char>((byte & ~(0x3U << shift(at))) | ((state & 0x3U) << shift(at)));
+}
+
+void ObjectStates::resize(std::uint64_t count, std::uint8_t state) {
+  const std::uint64_t old_count = m_count;
+  // Whole new bytes take the state four times over; the old last byte's free bits
+  // are set one by one.
+  const auto repeated = static_cast<char>((state & 0x3U) * 0x55U);
+  m_packed.resize(count / 4 + (count % 4 != 0 ? 1 : 0), repeated);
+  m_count = count;
+  for (std::uint64_t at = old_count; at < count && at % 4 != 0; ++at) {
+    set(at, state);
+  }
+  clear_tail();
+}
+
+void ObjectStates::clear_tail() {
+  m_packed.resize(m_count / 4 + (m_count % 4 != 0 ? 1 : 0));
+  if (m_count % 4 != 0) {
+    auto& last = reinterpret_cast<unsigned char&>(m_packed.back());
+    last = static_cast<unsigned char>(last & (0xFFU << (8 - 2 * (m_count % 4))));
+  }
+}
+
+std::optional<ObjectStates> decode_object_map(const std::string& bytes) {
   // BitVector<2>::encode: a bufferlist holding ENCODE_START(1, 1) { u64 size }, the
   // packed data (4 objects a byte, the first in the high bits), a bufferlist footer.
   Decoder in(bytes);
@@ -577,17 +619,24 @@ std::optional<std::vector<std::uint8_t>> decode_object_map(const std::string& by
   if (!header.at_end() || size / 4 > in.remaining()) {
     return std::nullopt;
   }
-  const std::string packed = in.raw(size / 4 + (size % 4 != 0 ? 1 : 0));
+  std::string packed = in.raw(size / 4 + (size % 4 != 0 ? 1 : 0));
   in.text();  // footer: CRCs
   if (!in.at_end()) {
     return std::nullopt;
   }
-  std::vector<std::uint8_t> states(size);
-  for (std::uint64_t i = 0; i < size; ++i) {
-    const auto byte = static_cast<unsigned char>(packed[i / 4]);
-    states[i] = static_cast<std::uint8_t>((byte >> ((3 - i % 4) * 2)) & 0x3);
-  }
-  return states;
+  return ObjectStates::from_packed(std::move(packed), size);
+}
+
+std::uint64_t object_map_object_bytes(std::uint64_t objects) {
+  // The header: a u32 length, then ENCODE_START's u8 version, u8 compat and u32 length
+  // around a u64 size. The footer: a u32 length, then a u32 header CRC and a u32 count
+  // of u32 data CRCs, one for each block of 4 KiB (BitVector's BLOCK_SIZE; a larger
+  // page size only makes fewer). Each sum is far from overflowing: objects / 4 bytes.
+  constexpr std::uint64_t k_header = 4 + 1 + 1 + 4 + 8;
+  constexpr std::uint64_t k_block = 4096;
+  const std::uint64_t data = objects / 4 + (objects % 4 != 0 ? 1 : 0);
+  const std::uint64_t crcs = data / k_block + (data % k_block != 0 ? 1 : 0);
+  return k_header + data + 4 + 4 + 4 + 4 * crcs;
 }
 
 namespace {
@@ -659,23 +708,25 @@ enum class DiffState : std::uint8_t { none, hole, updated };
 /// One step of DiffRequest: the map `next` against the one before it, into `diff`.
 /// Objects past the end of `previous` (the image grew, or the diff starts from nothing)
 /// count as written when they exist.
-void diff_step(const std::vector<std::uint8_t>& previous, const std::vector<std::uint8_t>& next,
-               std::vector<DiffState>& diff) {
-  const std::size_t overlap = std::min(previous.size(), next.size());
-  for (std::size_t i = 0; i < overlap; ++i) {
+void diff_step(const ObjectStates& previous, const ObjectStates& next, ObjectStates& diff) {
+  const auto hole = static_cast<std::uint8_t>(DiffState::hole);
+  const auto updated = static_cast<std::uint8_t>(DiffState::updated);
+  const std::uint64_t overlap = std::min(previous.size(), next.size());
+  for (std::uint64_t i = 0; i < overlap; ++i) {
     const std::uint8_t before = previous[i];
     const std::uint8_t now = next[i];
     if (now == k_object_nonexistent) {
       if (before != k_object_nonexistent) {
-        diff[i] = DiffState::hole;
+        diff.set(i, hole);
       }
     } else if (now == k_object_exists ||
                (before != now && !(before == k_object_exists && now == k_object_exists_clean))) {
-      diff[i] = DiffState::updated;
+      diff.set(i, updated);
     }
   }
-  for (std::size_t i = overlap; i < next.size(); ++i) {
-    diff[i] = next[i] == k_object_nonexistent ? DiffState::none : DiffState::updated;
+  for (std::uint64_t i = overlap; i < next.size(); ++i) {
+    diff.set(
+        i, next[i] == k_object_nonexistent ? static_cast<std::uint8_t>(DiffState::none) : updated);
   }
 }
 
@@ -693,8 +744,9 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const SizedObjectMap* from,
     maps.push_back(*from);
   }
   maps.insert(maps.end(), chain.begin(), chain.end());
-  std::vector<DiffState> diff;
-  std::vector<std::uint8_t> previous;
+  // The diff's states are packed as the maps' are (DiffState fits in 2 bits).
+  ObjectStates diff;
+  ObjectStates previous;
   // From a snapshot, its map is only what the next is diffed against; from nothing,
   // the first map is diffed against an empty one, so all it holds is new.
   bool diff_this_map = from == nullptr;
@@ -705,9 +757,9 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const SizedObjectMap* from,
     }
     // As DiffRequest: each map cut to its snapshot's objects, then padded with
     // nonexistent objects to the largest size so far (a shrink removes objects).
-    std::vector<std::uint8_t> current(map.states->begin(),
-                                      map.states->begin() + static_cast<std::ptrdiff_t>(objects));
-    diff.resize(std::max<std::size_t>(diff.size(), objects), DiffState::none);
+    ObjectStates current = *map.states;
+    current.resize(objects, k_object_nonexistent);
+    diff.resize(std::max(diff.size(), objects), static_cast<std::uint8_t>(DiffState::none));
     current.resize(diff.size(), k_object_nonexistent);
     if (diff_this_map) {
       diff_step(previous, current, diff);
@@ -719,17 +771,16 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const SizedObjectMap* from,
   const std::uint64_t size_bytes = chain.back().size_bytes;
   std::uint64_t used = 0;
   for (std::uint64_t i = 0; i < ceil_div(size_bytes, object_size); ++i) {
-    if (diff[i] == DiffState::updated) {
+    if (diff[i] == static_cast<std::uint8_t>(DiffState::updated)) {
       used += std::min(object_size, size_bytes - i * object_size);
     }
   }
   return used;
 }
 
-std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t>* from,
+std::optional<std::uint64_t> fast_diff_used_bytes(const ObjectStates* from,
                                                   std::uint64_t from_size_bytes,
-                                                  const std::vector<std::uint8_t>& end,
-                                                  std::uint64_t size_bytes,
+                                                  const ObjectStates& end, std::uint64_t size_bytes,
                                                   std::uint64_t object_size) {
   const SizedObjectMap start{from, from_size_bytes};
   return fast_diff_used_bytes(from != nullptr ? &start : nullptr, {{&end, size_bytes}},

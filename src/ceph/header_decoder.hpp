@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -174,13 +175,52 @@ std::optional<LockInfo> decode_lock_info(const std::string& bytes);
 /// The cls "lock" get_info request for the lock named `name`.
 std::string encode_lock_info_request(const std::string& name);
 
+/// The states of an object map's objects, packed as librbd packs them (BitVector<2>: 2
+/// bits an object, four a byte, the first in the high bits): the map of 100 TiB in 4 MiB
+/// objects is 6.4 MiB here as in its object, not the 26 MiB of a byte an object.
+class ObjectStates {
+ public:
+  ObjectStates() = default;
+  /// `count` objects, each in `state`.
+  ObjectStates(std::uint64_t count, std::uint8_t state) { resize(count, state); }
+  /// The states listed, for tests.
+  ObjectStates(std::initializer_list<std::uint8_t> states);
+  /// `count` states packed in `packed`, which holds at least ceil(count / 4) bytes.
+  static ObjectStates from_packed(std::string packed, std::uint64_t count);
+
+  std::uint64_t size() const { return m_count; }
+  std::uint8_t operator[](std::uint64_t at) const {
+    return static_cast<std::uint8_t>((static_cast<unsigned char>(m_packed[at / 4]) >> shift(at)) &
+                                     0x3);
+  }
+  void set(std::uint64_t at, std::uint8_t state);
+  /// Cut to `count` objects, or grown to it with objects in `state`.
+  void resize(std::uint64_t count, std::uint8_t state);
+  bool operator==(const ObjectStates& other) const {
+    return m_count == other.m_count && m_packed == other.m_packed;
+  }
+
+ private:
+  static unsigned shift(std::uint64_t at) { return static_cast<unsigned>((3 - at % 4) * 2); }
+  /// Zeroes the bits past the last object, so that equal states compare equal.
+  void clear_tail();
+
+  std::string m_packed;
+  std::uint64_t m_count = 0;
+};
+
 /// The object states of an object map object (BitVector<2>: header, data, footer with
 /// CRCs, which are not checked); nullopt when the bytes are not such an object.
-std::optional<std::vector<std::uint8_t>> decode_object_map(const std::string& bytes);
+std::optional<ObjectStates> decode_object_map(const std::string& bytes);
+
+/// The most bytes the object map object of `objects` objects can hold (BitVector<2>'s
+/// header, data, and its footer with a CRC for each 4 KiB of data): what the direct
+/// reader reads of it, so that an object planted larger costs no more than that.
+std::uint64_t object_map_object_bytes(std::uint64_t objects);
 
 /// One object map of a fast diff and the size of the snapshot (or head) it maps.
 struct SizedObjectMap {
-  const std::vector<std::uint8_t>* states = nullptr;
+  const ObjectStates* states = nullptr;
   std::uint64_t size_bytes = 0;
 };
 
@@ -200,10 +240,9 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const SizedObjectMap* from,
 /// nothing). `size_bytes` is the size of that snapshot or head; objects are
 /// `object_size` apart (no fancy striping). nullopt when a map is smaller than the
 /// image needs (librbd then refuses the fast diff).
-std::optional<std::uint64_t> fast_diff_used_bytes(const std::vector<std::uint8_t>* from,
+std::optional<std::uint64_t> fast_diff_used_bytes(const ObjectStates* from,
                                                   std::uint64_t from_size_bytes,
-                                                  const std::vector<std::uint8_t>& end,
-                                                  std::uint64_t size_bytes,
+                                                  const ObjectStates& end, std::uint64_t size_bytes,
                                                   std::uint64_t object_size);
 
 /// Objects an image of `size_bytes` spans (Striper::get_num_objects); nullopt for a

@@ -432,37 +432,68 @@ TEST(HeaderDecoder, LockInfoEnvelopeOverrunIsRejected) {
   EXPECT_FALSE(decode_lock_info(bytes("01010d00000001000000") + bytes("0101ff000000080000")));
 }
 
+TEST(HeaderDecoder, ObjectStatesArePackedTwoBitsAnObjectAsLibrbdPacksThem) {
+  // librbd's first object in the high bits: 0b11'01'10'00, then 0b01 in the high bits.
+  const ObjectStates unpacked{3, 1, 2, 0, 1};
+  const ObjectStates packed = ObjectStates::from_packed(bytes("d8"
+                                                              "7f"),
+                                                        5);
+  EXPECT_EQ(unpacked, packed) << "the unused low bits of the last byte do not count";
+  EXPECT_EQ(packed[0], 3);
+  EXPECT_EQ(packed[3], 0);
+  EXPECT_EQ(packed[4], 1);
+  ObjectStates grown = packed;
+  grown.resize(11, 2);
+  EXPECT_EQ(grown, (ObjectStates{3, 1, 2, 0, 1, 2, 2, 2, 2, 2, 2}));
+  grown.set(10, 0);
+  grown.resize(3, 0);
+  EXPECT_EQ(grown, (ObjectStates{3, 1, 2}));
+  grown.resize(6, 1);
+  EXPECT_EQ(grown, (ObjectStates{3, 1, 2, 1, 1, 1})) << "what was cut off does not come back";
+  EXPECT_EQ(ObjectStates(9, 3), (ObjectStates{3, 3, 3, 3, 3, 3, 3, 3, 3}));
+}
+
+TEST(HeaderDecoder, AnObjectMapObjectIsAtMostWhatItsObjectCountImplies) {
+  // The captured map (3 objects, CRCs on) is exactly that long: the direct reader reads
+  // one byte more, and a larger object is told by its size.
+  EXPECT_EQ(object_map_object_bytes(3), k_captured_map.size());
+  EXPECT_EQ(object_map_object_bytes(0), 30U);
+  // 100 TiB in 4 MiB objects: 6.4 MiB of states and a CRC for each 4 KiB of them.
+  const std::uint64_t objects = (std::uint64_t{100} << 40) >> 22;
+  EXPECT_EQ(object_map_object_bytes(objects), 18 + objects / 4 + 12 + 4 * (objects / 4 / 4096));
+}
+
 TEST(HeaderDecoder, CapturedObjectMapHoldsOneCleanObjectFirst) {
   const auto states = decode_object_map(k_captured_map);
   ASSERT_TRUE(states);
-  EXPECT_EQ(*states, (std::vector<std::uint8_t>{3, 0, 0}));
+  EXPECT_EQ(*states, (ObjectStates{3, 0, 0}));
   EXPECT_FALSE(decode_object_map(k_captured_map.substr(0, 20)));
 }
 
 TEST(HeaderDecoder, UsageFromNothingCountsEveryExistingObjectClippedToTheSize) {
-  const std::vector<std::uint8_t> end{3, 0, 1, 2};
+  const ObjectStates end{3, 0, 1, 2};
   // The last object holds only 1 MiB of a 13 MiB image.
   EXPECT_EQ(fast_diff_used_bytes(nullptr, 0, end, 13 * k_mib, 4 * k_mib), 9 * k_mib);
 }
 
 TEST(HeaderDecoder, UsageSinceASnapshotCountsOnlyObjectsWrittenSince) {
-  const std::vector<std::uint8_t> before{3, 3, 0, 1};
-  const std::vector<std::uint8_t> after{3, 1, 3, 0};
+  const ObjectStates before{3, 3, 0, 1};
+  const ObjectStates after{3, 1, 3, 0};
   // 0 unchanged (clean), 1 rewritten, 2 new, 3 removed.
   EXPECT_EQ(fast_diff_used_bytes(&before, 16 * k_mib, after, 16 * k_mib, 4 * k_mib), 8 * k_mib);
 }
 
 TEST(HeaderDecoder, MapSmallerThanTheImageRefusesTheFastDiff) {
-  const std::vector<std::uint8_t> end{1, 1};
+  const ObjectStates end{1, 1};
   EXPECT_FALSE(fast_diff_used_bytes(nullptr, 0, end, 12 * k_mib, 4 * k_mib));
 }
 
 // A group or trash snapshot between two user snapshots: librbd's fast diff loads its
 // map too, and an object written before it and clean at the end still counts.
 TEST(HeaderDecoder, UsageThroughAGroupSnapshotCountsWhatWasWrittenBeforeIt) {
-  const std::vector<std::uint8_t> from{3, 3, 3};
-  const std::vector<std::uint8_t> group{1, 3, 0};  // 0 rewritten, 2 removed
-  const std::vector<std::uint8_t> end{3, 3, 3};    // 2 written again
+  const ObjectStates from{3, 3, 3};
+  const ObjectStates group{1, 3, 0};  // 0 rewritten, 2 removed
+  const ObjectStates end{3, 3, 3};    // 2 written again
   const SizedObjectMap start{&from, 12 * k_mib};
   EXPECT_EQ(fast_diff_used_bytes(&start, {{&group, 12 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib),
             8 * k_mib);
@@ -471,12 +502,12 @@ TEST(HeaderDecoder, UsageThroughAGroupSnapshotCountsWhatWasWrittenBeforeIt) {
 }
 
 TEST(HeaderDecoder, UsageFromNothingStartsAtTheFirstSnapshotOfAnyNamespace) {
-  const std::vector<std::uint8_t> trash{1, 0, 1};
-  const std::vector<std::uint8_t> end{3, 1, 0};  // 0 clean since, 1 new, 2 removed
+  const ObjectStates trash{1, 0, 1};
+  const ObjectStates end{3, 1, 0};  // 0 clean since, 1 new, 2 removed
   EXPECT_EQ(fast_diff_used_bytes(nullptr, {{&trash, 12 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib),
             8 * k_mib);
   // A snapshot of a smaller image: its map covers only its own objects.
-  const std::vector<std::uint8_t> small{1};
+  const ObjectStates small{1};
   EXPECT_EQ(fast_diff_used_bytes(nullptr, {{&small, 4 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib),
             8 * k_mib);
   EXPECT_FALSE(fast_diff_used_bytes(nullptr, {{&small, 8 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib))

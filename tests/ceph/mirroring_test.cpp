@@ -158,9 +158,9 @@ constexpr std::uint64_t k_mib = 1ULL << 20;
 TEST(Mirroring, UsageDiffWalksTheMapsOfTheSnapshotsBetween) {
   // Objects: 0 written before the user snapshot only; 1 rewritten before the mirror
   // snapshot (clean at the end); 2 deleted before it and written again; 3 new since it.
-  const std::vector<std::uint8_t> user{3, 3, 1, 0};
-  const std::vector<std::uint8_t> mirror{3, 1, 0, 0};
-  const std::vector<std::uint8_t> end{3, 3, 1, 1};
+  const ObjectStates user{3, 3, 1, 0};
+  const ObjectStates mirror{3, 1, 0, 0};
+  const ObjectStates end{3, 3, 1, 1};
   const SizedObjectMap from{&user, 16 * k_mib};
   const auto used =
       fast_diff_used_bytes(&from, {{&mirror, 16 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib);
@@ -172,14 +172,14 @@ TEST(Mirroring, UsageDiffWalksTheMapsOfTheSnapshotsBetween) {
 TEST(Mirroring, UsageDiffThroughAShrinkAndAGrowth) {
   // The mirror snapshot was taken at 8 MiB: objects 2 and 3 are gone there, and come
   // back at the end (object 3 empty).
-  const std::vector<std::uint8_t> user{3, 3, 3, 3};
-  const std::vector<std::uint8_t> mirror{3, 3};
-  const std::vector<std::uint8_t> end{3, 3, 3, 0};
+  const ObjectStates user{3, 3, 3, 3};
+  const ObjectStates mirror{3, 3};
+  const ObjectStates end{3, 3, 3, 0};
   const SizedObjectMap from{&user, 16 * k_mib};
   EXPECT_EQ(fast_diff_used_bytes(&from, {{&mirror, 8 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib),
             4 * k_mib);
   // A map smaller than its snapshot needs refuses the fast diff, as librbd does.
-  const std::vector<std::uint8_t> short_map{3};
+  const ObjectStates short_map{3};
   EXPECT_FALSE(
       fast_diff_used_bytes(&from, {{&short_map, 8 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib));
 }

@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto mode = in.number<std::uint8_t>();
   const bool has_from = (mode & 1) != 0;
   const std::size_t count = 1 + ((mode >> 1) & 3) + (has_from ? 1 : 0);
-  std::vector<std::vector<std::uint8_t>> maps;
+  std::vector<rbdsync::ceph::ObjectStates> maps;
   std::vector<std::uint64_t> sizes;
   maps.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {

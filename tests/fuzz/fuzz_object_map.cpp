@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   keep(rbdsync::ceph::object_count(size_bytes, object_size, stripe_unit, stripe_count));
 
   const auto end = rbdsync::ceph::decode_object_map(end_bytes);
-  std::optional<std::vector<std::uint8_t>> from;
+  std::optional<rbdsync::ceph::ObjectStates> from;
   if (from_bytes) {
     from = rbdsync::ceph::decode_object_map(*from_bytes);
   }

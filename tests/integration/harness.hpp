@@ -46,6 +46,7 @@ struct RunResult {
   std::string out;
   std::string err;
   double seconds = 0.0;
+  long peak_rss_kib = 0;  ///< the child's largest resident set (getrusage's ru_maxrss)
 };
 
 /// Called with the child's pid as soon as it has been started.

@@ -235,6 +235,50 @@ TEST_P(HostileBytesTest, DamagedHeadersMakeTheirImagesStaleAndEveryOtherImageIsS
             std::vector<std::string>{});
 }
 
+class ObjectMapBoundTest : public IntegrationTest {};
+
+TEST_F(ObjectMapBoundTest, AMapObjectFarLargerThanItsHeaderImpliesCostsNoMemoryAndNoUsage) {
+  // A tenant with write caps on the pool writes 64 MiB more than an 8 MiB image's map
+  // (two objects: 35 bytes) behind its tiny header. 731a07e read the whole object
+  // (read(0, 0)) and expanded it to a byte an object: 256 such images in flight would
+  // take gigabytes.
+  const std::string pool = migrate_and_create_pool("bound");
+  const std::string id = ceph.create_image(pool, "planted", 8 * k_mib);
+  ceph.create_image(pool, "intact", 8 * k_mib);
+  ceph.write(pool, "planted", 0, k_mib);
+  ceph.write(pool, "intact", 0, k_mib);
+  const RunResult before = sync({"--pool", pool});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  ASSERT_EQ(db.rows("SELECT used_bytes FROM rbdsync.images WHERE name = 'planted'"),
+            std::vector<std::string>{std::to_string(4 * k_mib)});
+
+  librados::IoCtx io = ceph.io(pool);
+  librados::bufferlist map;
+  ASSERT_GE(io.read("rbd_object_map." + id, map, 0, 0), 0);
+  ASSERT_EQ(map.length(), 35U) << "an 8 MiB image's map, CRCs on";
+  librados::bufferlist planted;
+  planted.append(map);
+  planted.append_zero(64 * k_mib);  // more states than objects, footer nowhere
+  ASSERT_EQ(io.write_full("rbd_object_map." + id, planted), 0);
+  // A change to the header, so that the usage stored by the first sync is not carried
+  // (sync/usage_marks.hpp) and the map is read again.
+  ceph.set_image_config(pool, "planted", "rbd_cache", "false");
+
+  const RunResult after = sync({"--pool", pool, "--reader", "direct"});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(db.rows("SELECT used_bytes IS NULL, used_unknown_reason, stale_error IS NULL "
+                    "FROM rbdsync.images WHERE name = 'planted'"),
+            std::vector<std::string>{"t|object map larger than its header implies|t"});
+  EXPECT_EQ(db.rows("SELECT used_bytes FROM rbdsync.images WHERE name = 'intact'"),
+            std::vector<std::string>{std::to_string(4 * k_mib)});
+  std::cout << "[object map bound] peak RSS: intact maps " << before.peak_rss_kib
+            << " KiB, one map planted 64 MiB larger " << after.peak_rss_kib << " KiB" << std::endl;
+  // The budget (docs/performance.md): maps in flight count what their headers imply, at
+  // most 16 MiB. The planted run may not grow past the intact one by more than that.
+  EXPECT_LT(after.peak_rss_kib, before.peak_rss_kib + 16 * 1024)
+      << "the planted 64 MiB were read (or more)";
+}
+
 class RunEndingTest : public IntegrationTest {};
 
 TEST_F(RunEndingTest, AnExceptionFromInsideTheSinkStillFinishesTheRun) {

@@ -103,6 +103,8 @@ systemd-analyze security --offline=yes --threshold=30 "$unit" >/dev/null ||
     fail "the unit's exposure is $exposure, above 3.0"
 grep -qx 'User=rbd-sync' "$unit" || fail "the unit does not run as rbd-sync"
 grep -qx 'SuccessExitStatus=75' "$unit" || fail "exit 75 (already running) fails the unit"
+grep -qx 'MemoryMax=512M' "$unit" || fail "the unit does not bound the run's memory"
+grep -qx 'TasksMax=256' "$unit" || fail "the unit does not bound the run's tasks"
 ok "units verified; exposure $exposure (at most 3.0)"
 
 # --- what an admin configures: a client keyring, a libpq service, the defaults -------

@@ -318,6 +318,31 @@ TEST_P(LeastPrivilegeTest, ReadOnlyClientOfEveryPoolStoresEverythingAsTheAdminDo
   EXPECT_EQ(pool_rows(id_b), admin_b);
 }
 
+TEST_P(LeastPrivilegeTest, MonReadOnlyIsAllTheMonCapsASyncOfEveryPoolNeeds) {
+  // The smallest caps: `mon 'profile rbd'` adds the right to blocklist other clients
+  // (librbd breaking a dead owner's lock), which a reader that never takes a lock must
+  // not hold. `mon 'allow r'` covers the OSD map, `osd dump` and `df detail`.
+  sync_as_admin();
+  const auto admin_a = pool_rows(id_a);
+  const auto admin_b = pool_rows(id_b);
+  CephClient client(ceph, dir, unique_name("lp-monr"),
+                    {"mon", "allow r", "osd", "profile rbd-read-only"});
+
+  const auto [result, out] = sync_as(&client, {}, "mon 'allow r', rbd-read-only");
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(out.value("unreadable_pools", json()), json::array());
+  EXPECT_EQ(out.value("unknown", json()),
+            (json{{"parents", 0}, {"children", 0}, {"groups", 0}, {"usage", 0}}));
+  EXPECT_EQ(pool_rows(id_a), admin_a);
+  EXPECT_EQ(pool_rows(id_b), admin_b);
+
+  // And nothing less: without the class reads of 'profile rbd-read-only' (cls_rbd's
+  // and cls_lock's read methods), or without mon reads, a sync cannot run.
+  CephClient plain_reads(ceph, dir, unique_name("lp-osdr"), {"mon", "allow r", "osd", "allow r"});
+  const auto [plain, plain_out] = sync_as(&plain_reads, {}, "mon 'allow r', osd 'allow r'");
+  EXPECT_EQ(plain.exit_code, 77) << plain_out;
+}
+
 TEST_P(LeastPrivilegeTest, OnePoolClientStoresWhatLivesInOtherPoolsAsUnknownWithAReason) {
   sync_as_admin();
   const auto admin_images = images(id_b);

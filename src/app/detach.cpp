@@ -13,6 +13,7 @@
 #include "app/log_file.hpp"
 #include "app/output.hpp"
 #include "common/error.hpp"
+#include "common/fd.hpp"
 #include "lock/lock_path.hpp"
 
 namespace rbdsync::app {
@@ -70,18 +71,6 @@ void drop_pending_signals() {
   const timespec no_wait{0, 0};
   while (::sigtimedwait(&signals, nullptr, &no_wait) > 0) {
   }
-}
-
-/// Closes every descriptor from 3 up except `keep`.
-void close_inherited_descriptors(int keep) {
-  if (keep < 3) {
-    ::close_range(3, ~0U, 0);
-    return;
-  }
-  if (keep > 3) {
-    ::close_range(3, static_cast<unsigned>(keep) - 1, 0);
-  }
-  ::close_range(static_cast<unsigned>(keep) + 1, ~0U, 0);
 }
 
 /// The child's exit status as an exit code, as a shell reports it.

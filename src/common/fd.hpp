@@ -35,4 +35,12 @@ class Fd {
   int m_fd = -1;
 };
 
+/// Closes every descriptor from 3 up but `keep` (below 3: none kept), for a child of
+/// fork() that must not hold what its parent left open. close_range(2) where the kernel
+/// allows it; where it does not (a kernel before 5.9: ENOSYS; a seccomp filter that
+/// refuses it: EPERM, ENOSYS), each open descriptor, as /proc/self/fd lists them, or
+/// failing that every number below the descriptor limit. Async-signal-safe: no
+/// allocation (the parent may have had other threads).
+void close_inherited_descriptors(int keep) noexcept;
+
 }  // namespace rbdsync

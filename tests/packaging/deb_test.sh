@@ -5,7 +5,7 @@
 #   ExecStart line and the cron job run as the user rbd-sync against the test cluster
 #   and database (CI has no systemd: runuser stands in for User=); the cron job off,
 #   on, and stepping aside for an enabled timer; the log rotated; then purged, leaving
-#   nothing behind.
+#   the admin's files and the locked user and group; reinstalled and purged again.
 # Usage: deb_test.sh BUILD_DIR SOURCE_DIR EXPECTED_VERSION
 # Needs the services of scripts/test.sh (CEPH_CONF, RBDSYNC_TEST_* and PGPASSFILE).
 set -euo pipefail
@@ -22,6 +22,9 @@ pool=pkg-$$
 database=rbdsync_pkg_$$
 cleanup() {
     dpkg -P rbd-sync >/dev/null 2>&1 || true
+    # The admin's files a purge keeps: the test's database password among them.
+    rm -f /var/lib/rbd-sync/.pgpass /var/lib/rbd-sync/.pg_service.conf
+    rmdir /var/lib/rbd-sync 2>/dev/null || true
     ceph osd pool rm "$pool" "$pool" --yes-i-really-really-mean-it >/dev/null 2>&1 || true
     psql "$RBDSYNC_TEST_DB_ADMIN" -qc "DROP DATABASE IF EXISTS $database" >/dev/null 2>&1 || true
     rm -rf "$scratch"
@@ -86,6 +89,8 @@ for file in /etc/cron.d/rbd-sync /etc/default/rbd-sync /etc/logrotate.d/rbd-sync
     grep -qx "$file" <<<"$conffiles" || fail "$file is not a conffile"
 done
 getent group rbd-sync >/dev/null || fail "no group rbd-sync"
+# adduser's own (a system account has no password: "!" or "*"); purge locks it.
+installed_password=$(getent shadow rbd-sync | cut -d: -f2)
 [[ $(getent passwd rbd-sync | cut -d: -f6) == /var/lib/rbd-sync ]] ||
     fail "the user rbd-sync is missing or its home is not /var/lib/rbd-sync"
 [[ $(stat -c '%a %U %G' /run/lock/rbd-sync) == "3770 root rbd-sync" ]] ||
@@ -190,16 +195,37 @@ logrotate --force --state "$scratch/logrotate.state" /etc/logrotate.d/rbd-sync |
 ok "logrotate rotates the cron job's log"
 
 # --- purge -------------------------------------------------------------------------------
+# What the package made goes; the admin's files in the home stay, and so do the user and
+# group, locked and expired (a reused uid or gid would inherit them).
 dpkg -L rbd-sync >"$scratch/files"
 dpkg -P rbd-sync >/dev/null
 while read -r path; do
     [[ -f $path ]] && fail "$path is left after purge"
 done <"$scratch/files"
-for path in /etc/default/rbd-sync /etc/cron.d/rbd-sync /var/lib/rbd-sync /var/log/rbd-sync \
-            /run/lock/rbd-sync /usr/libexec/rbd-sync; do
+for path in /etc/default/rbd-sync /etc/cron.d/rbd-sync /var/log/rbd-sync /run/lock/rbd-sync \
+            /usr/libexec/rbd-sync; do
     [[ -e $path ]] && fail "$path is left after purge"
 done
-getent passwd rbd-sync >/dev/null && fail "the user rbd-sync is left after purge"
-getent group rbd-sync >/dev/null && fail "the group rbd-sync is left after purge"
-ok "purged: nothing left behind"
+left=$(cd /var/lib/rbd-sync && ls -A | tr '\n' ' ')
+[[ $left == ".pg_service.conf .pgpass " ]] ||
+    fail "purge left '$left' in /var/lib/rbd-sync, not just the admin's two files"
+getent group rbd-sync >/dev/null || fail "purge removed the group rbd-sync (it stays)"
+shadow=$(getent shadow rbd-sync) || fail "purge removed the user rbd-sync (it stays, locked)"
+# usermod --lock leaves a "!" as it is: the expiry is what shuts the account.
+[[ $(cut -d: -f2 <<<"$shadow") == '!'* ]] ||
+    fail "the purged user's password is not locked ($(cut -d: -f2 <<<"$shadow"))"
+[[ $(cut -d: -f8 <<<"$shadow") == 1 ]] || fail "the purged user's account has not expired"
+ok "purged: the package's files gone; the admin's kept; user and group locked"
+
+# A new installation opens the account again, as it was.
+dpkg -i "$deb" >/dev/null
+shadow=$(getent shadow rbd-sync)
+[[ $(cut -d: -f2 <<<"$shadow") == "$installed_password" && -z $(cut -d: -f8 <<<"$shadow") ]] ||
+    fail "the reinstalled package left the account locked or expired ($(cut -d: -f2,8 <<<"$shadow"))"
+runuser -u rbd-sync -- /usr/bin/rbd-sync --version >/dev/null ||
+    fail "the user rbd-sync cannot run rbd-sync after a reinstall"
+dpkg -P rbd-sync >/dev/null
+rm -f /var/lib/rbd-sync/.pgpass /var/lib/rbd-sync/.pg_service.conf
+rmdir /var/lib/rbd-sync
+ok "reinstalled: the account is open again; purged again"
 echo "package ok"

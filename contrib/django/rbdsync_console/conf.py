@@ -24,6 +24,9 @@ DEFAULTS = {
     "CEPH_CONF": None,         # --ceph-conf; None: $CEPH_CONF, /etc/ceph/ceph.conf
     "CEPH_ID": None,           # --id; None: client.admin
     "EXTRA_ARGS": [],          # more `rbd-sync run` options, e.g. ["--pool", "rbd"]
+    # rbd-sync's environment beyond the few variables it is passed from the web server's
+    # (rbd_sync.PASSED_ENVIRONMENT), e.g. {"PGSERVICEFILE": "/etc/rbd-sync/pg_service.conf"}.
+    "ENV": {},
     # Seconds "Sync now" waits for rbd-sync's answer (it answers once the run holds
     # the guard: normally well under a second, more when Ceph is slow to connect).
     "ANSWER_TIMEOUT": 120,

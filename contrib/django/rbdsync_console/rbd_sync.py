@@ -9,6 +9,7 @@ object on stdout carrying status, exit_code, message and hint.
 import dataclasses
 import datetime
 import json
+import os
 import re
 import subprocess
 import uuid
@@ -30,6 +31,24 @@ def mentions_password(text):
     return bool(_PASSWORD.search(str(text)))
 
 
+# What rbd-sync gets of the web server's environment: where to find commands, the
+# locale and time zone, and where libpq and librados find their files. Not the rest: a
+# web server's environment carries its own database settings (PGHOST, PGUSER, PGOPTIONS,
+# even PGPASSWORD) and secrets (DJANGO_SECRET_KEY, DATABASE_URL), none of which are
+# rbd-sync's; PGOPTIONS alone could make every sync fail or behave otherwise.
+PASSED_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "TZ", "PGPASSFILE", "PGSERVICEFILE",
+                      "PGSYSCONFDIR", "CEPH_CONF")
+
+
+def child_environment(environment=None):
+    """The environment rbd-sync runs with: PASSED_ENVIRONMENT taken from `environment`
+    (the console's own by default), then RBDSYNC_CONSOLE["ENV"] on top."""
+    environment = os.environ if environment is None else environment
+    passed = {name: environment[name] for name in PASSED_ENVIRONMENT if name in environment}
+    passed.update({str(name): str(value) for name, value in (conf.get("ENV") or {}).items()})
+    return passed
+
+
 def run_command(trigger, detach):
     """The `rbd-sync run` command line from RBDSYNC_CONSOLE. Raises ImproperlyConfigured
     when an argument carries a password: a command line is readable by every local user
@@ -43,6 +62,12 @@ def run_command(trigger, detach):
         if conf.get(name):
             command += [option, str(conf.get(name))]
     command += [str(argument) for argument in conf.get("EXTRA_ARGS")]
+    environment = conf.get("ENV") or {}
+    if "PGPASSWORD" in environment or any(mentions_password(value)
+                                          for value in environment.values()):
+        raise ImproperlyConfigured(
+            'RBDSYNC_CONSOLE["ENV"] must not carry a password: rbd-sync takes it from '
+            "PGPASSFILE/.pgpass or a pg_service.conf entry")
     if any(mentions_password(argument) for argument in command):
         raise ImproperlyConfigured(
             "RBDSYNC_CONSOLE must not carry a password (DB, EXTRA_ARGS): rbd-sync takes it "
@@ -88,7 +113,8 @@ def call(trigger, detach, timeout=None):
         return Answer("failed", 78, str(error), "fix the console's settings")
     try:
         completed = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
-                                   text=True, timeout=timeout, check=False)
+                                   text=True, timeout=timeout, check=False,
+                                   env=child_environment())
     except FileNotFoundError:
         return Answer("failed", 127, f"cannot run rbd-sync: {command[0]} not found",
                       'install rbd-sync, or set RBDSYNC_CONSOLE["BINARY"] to its path')

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+from unittest import mock
 
 import psycopg2
 
@@ -77,6 +78,16 @@ class EndToEnd(TransactionTestCase):
         self.assertEqual(ended["trigger"], "web")
         self.assertEqual(ended["message"], "sync succeeded: 3 images, 3 added, 0 changed, "
                                            "0 removed")
+
+    def test_the_web_servers_own_database_settings_do_not_reach_rbd_sync(self):
+        # A web server's environment holds its own libpq settings: a read-only default
+        # session would fail every sync, another host would be the wrong database.
+        hostile = {"PGOPTIONS": "-c default_transaction_read_only=on",
+                   "PGHOST": "192.0.2.1", "PGCONNECT_TIMEOUT": "1", "PGSERVICE": "nowhere"}
+        with mock.patch.dict(os.environ, hostile):
+            out = io.StringIO()
+            call_command("rbdsync_sync", stdout=out, stderr=io.StringIO())
+        self.assertRegex(out.getvalue(), r"^synced 3 images \(run [0-9a-f-]{36}\)\n$")
 
     def test_a_killed_run_is_answered_abandoned_so_that_the_page_stops_following_it(self):
         # The run's writes wait behind this session's lock, so it is still running when

@@ -99,3 +99,26 @@ class RunIdsInAnswers(SimpleTestCase):
         good = "5F0C8A7E-0000-4000-8000-0000000000AB"
         self.assertEqual(rbd_sync.answer_for(0, json.dumps({"run_id": good}), "", True).run_id,
                          good.lower())
+
+
+class ChildEnvironment(SimpleTestCase):
+    """rbd-sync runs with a minimal environment, not the web server's."""
+
+    SERVER = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSFILE": "/srv/www/.pgpass",
+              "DJANGO_SECRET_KEY": "s3cret", "DATABASE_URL": "postgres://web:pw@db/console",
+              "PGPASSWORD": "pw", "PGHOST": "db-of-the-console", "PGUSER": "web",
+              "PGOPTIONS": "-c default_transaction_read_only=on", "PGSERVICE": "console"}
+
+    def test_only_the_files_libpq_and_librados_need_are_passed(self):
+        self.assertEqual(rbd_sync.child_environment(self.SERVER),
+                         {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+                          "PGPASSFILE": "/srv/www/.pgpass"})
+        with console_settings(ENV={"PGSERVICEFILE": "/etc/rbd-sync/pg_service.conf"}):
+            self.assertEqual(rbd_sync.child_environment(self.SERVER)["PGSERVICEFILE"],
+                             "/etc/rbd-sync/pg_service.conf")
+
+    def test_a_password_in_the_env_setting_is_refused(self):
+        with console_settings(ENV={"PGPASSWORD": "pw"}):
+            answer = rbd_sync.call("web", detach=True)
+        self.assertEqual((answer.state, answer.exit_code), ("failed", 78))
+        self.assertNotIn("pw", answer.message.replace("password", ""))

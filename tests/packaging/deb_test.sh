@@ -117,7 +117,8 @@ ceph osd pool create "$pool" 8 >/dev/null 2>&1
 rbd pool init "$pool"
 for image in a b; do rbd create --size 8M "$pool/$image"; done
 psql "$RBDSYNC_TEST_DB_ADMIN" -qc "CREATE DATABASE $database OWNER rbdsync" >/dev/null
-install -o root -g rbd-sync -m 0640 \
+# The keyring as /etc/default/rbd-sync says: the user rbd-sync's alone.
+install -o rbd-sync -g root -m 0600 \
     "$RBDSYNC_TEST_CEPH_DIR/ceph.client.$RBDSYNC_TEST_CEPH_ID.keyring" "$scratch/keyring"
 install -o root -g rbd-sync -m 0644 "$CEPH_CONF" "$scratch/ceph.conf"
 chmod 0755 "$scratch"

@@ -63,6 +63,11 @@ std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) 
   return "rbd_object_map." + image_id + suffix;
 }
 
+/// librbd's MAX_OBJECT_MAP_OBJECT_COUNT: an image of more objects has no usable map (its
+/// object would be over 64 MiB). Such a map is not read at all (a read of 2 GiB or more
+/// fails with EDOM anyway).
+constexpr std::uint64_t k_max_object_map_objects = 256000000;
+
 /// The objects of the map of `header`'s image at `size_bytes`; nullopt when the count
 /// overflows.
 std::optional<std::uint64_t> map_objects(const DecodedHeader& header, std::uint64_t size_bytes) {
@@ -76,7 +81,8 @@ std::optional<std::uint64_t> map_objects(const DecodedHeader& header, std::uint6
 /// when the count overflows: that map is not used anyway.
 std::uint64_t object_map_read_bytes(const DecodedHeader& header, std::uint64_t size_bytes) {
   const std::optional<std::uint64_t> objects = map_objects(header, size_bytes);
-  return objects ? object_map_object_bytes(*objects) + 1 : 1;
+  return objects && *objects <= k_max_object_map_objects ? object_map_object_bytes(*objects) + 1
+                                                         : 1;
 }
 
 /// The object maps to read for one image, each with how many of its bytes
@@ -684,10 +690,19 @@ class Assembler {
       if (m_exact_usage) {
         return OrFallback<RangeUsage>::fall_back("exact usage without a valid fast-diff map");
       }
+      if (fast_diff && range.end_snapshot != nullptr &&
+          (range.end_snapshot->flags & k_invalid_map_flags) == 0) {
+        // An invalid map earlier in the range makes this usage unknown, not the next
+        // one's, which diffs from this snapshot's own valid map (as librbd does).
+        return end_map_only(slot, *range.end_snapshot, std::move(result));
+      }
       return OrFallback<RangeUsage>::of(std::move(result));
     }
     if (!range.from_unusable.empty()) {
-      return unusable(std::move(result), "the snapshot before: " + range.from_unusable);
+      // The root reason travels on unchanged: a prefix added again at every snapshot
+      // would grow without end.
+      return unusable(std::move(result), "the snapshot before: " + range.from_unusable,
+                      range.from_unusable);
     }
     const DecodedHeader& header = *decode(slot).value;
     std::vector<ObjectStates> maps;
@@ -734,12 +749,30 @@ class Assembler {
   /// `result` with its usage unknown because a map of the range cannot be used, for
   /// `reason`. Not librbd's to compute either: it would load the same object, whole,
   /// again. With --exact-usage librbd computes it, as for an invalid map.
-  OrFallback<RangeUsage> unusable(RangeUsage result, const std::string& reason) const {
+  /// `root`: the reason as the next range carries it (default: `reason` itself).
+  OrFallback<RangeUsage> unusable(RangeUsage result, const std::string& reason,
+                                  const std::string& root = {}) const {
     if (m_exact_usage) {
       return OrFallback<RangeUsage>::fall_back("exact usage without a valid fast-diff map");
     }
     result.usage.unknown_reason = reason;
-    result.unusable_map = reason;
+    result.unusable_map = root.empty() ? reason : root;
+    return OrFallback<RangeUsage>::of(std::move(result));
+  }
+
+  /// `result` (its usage unknown) with the map of `end`, for the next range to diff from;
+  /// or, when that map cannot be used either, why.
+  OrFallback<RangeUsage> end_map_only(Slot& slot, const HeaderSnapshot& end, RangeUsage result) {
+    auto bytes = snapshot_map_bytes(slot, end);
+    if (!bytes.ok()) {
+      return bytes.carry<RangeUsage>();
+    }
+    CheckedMap map = checked_map(*decode(slot).value, *bytes.value, end.size_bytes);
+    if (map.unusable.empty()) {
+      result.end_map = std::move(map.states);
+    } else {
+      result.unusable_map = map.unusable;
+    }
     return OrFallback<RangeUsage>::of(std::move(result));
   }
 
@@ -753,15 +786,16 @@ class Assembler {
   static CheckedMap checked_map(const DecodedHeader& header, const std::string& bytes,
                                 std::uint64_t size_bytes) {
     const std::optional<std::uint64_t> objects = map_objects(header, size_bytes);
-    if (!objects) {
-      return {{}, "object map of an image whose size gives no object count"};
+    if (!objects || *objects > k_max_object_map_objects) {
+      return {{}, "object map of more objects than librbd allows"};
     }
-    // The read asked for one byte more than such a map can hold: it got it, so the
-    // object is larger than the header implies (planted, or not this image's).
-    if (bytes.size() > object_map_object_bytes(*objects)) {
-      return {{}, "object map larger than its header implies"};
-    }
-    std::optional<ObjectStates> states = decode_object_map(bytes);
+    // The read asked for one byte more than such a map can hold. Got it, the object is
+    // larger: an interrupted shrink (librbd writes the header's size first), or bytes
+    // planted behind it. Its first objects are the image's, as librbd's fast diff cuts
+    // it; the rest was never read.
+    std::optional<ObjectStates> states = bytes.size() > object_map_object_bytes(*objects)
+                                             ? decode_object_map_head(bytes, *objects)
+                                             : decode_object_map(bytes);
     if (!states) {
       return {{}, "object map does not decode"};
     }

@@ -627,6 +627,20 @@ std::optional<ObjectStates> decode_object_map(const std::string& bytes) {
   return ObjectStates::from_packed(std::move(packed), size);
 }
 
+std::optional<ObjectStates> decode_object_map_head(const std::string& bytes,
+                                                   std::uint64_t objects) {
+  Decoder in(bytes);
+  const std::string header_bytes = in.text();
+  Decoder header(header_bytes);
+  const auto size = header.envelope(1).number<std::uint64_t>();
+  const std::uint64_t kept = std::min(size, objects);
+  const std::uint64_t packed_bytes = kept / 4 + (kept % 4 != 0 ? 1 : 0);
+  if (!in.ok() || !header.at_end() || packed_bytes > in.remaining()) {
+    return std::nullopt;
+  }
+  return ObjectStates::from_packed(in.raw(packed_bytes), kept);
+}
+
 std::uint64_t object_map_object_bytes(std::uint64_t objects) {
   // The header: a u32 length, then ENCODE_START's u8 version, u8 compat and u32 length
   // around a u64 size. The footer: a u32 length, then a u32 header CRC and a u32 count

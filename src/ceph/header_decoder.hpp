@@ -213,6 +213,12 @@ class ObjectStates {
 /// CRCs, which are not checked); nullopt when the bytes are not such an object.
 std::optional<ObjectStates> decode_object_map(const std::string& bytes);
 
+/// The first `objects` states of an object map object read only in part (its header,
+/// then at least ceil(objects / 4) bytes of data): fewer when the map holds fewer;
+/// nullopt when the bytes do not start such an object. What librbd's fast diff uses of
+/// a map larger than the image: its first objects.
+std::optional<ObjectStates> decode_object_map_head(const std::string& bytes, std::uint64_t objects);
+
 /// The most bytes the object map object of `objects` objects can hold (BitVector<2>'s
 /// header, data, and its footer with a CRC for each 4 KiB of data): what the direct
 /// reader reads of it, so that an object planted larger costs no more than that.

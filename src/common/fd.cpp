@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace rbdsync {
@@ -38,7 +39,7 @@ bool close_listed(int keep) {
       int fd = 0;
       bool number = entry->d_name[0] != '\0';
       for (const char* c = entry->d_name; number && *c != '\0'; ++c) {
-        number = *c >= '0' && *c <= '9' && fd < 100000000;
+        number = *c >= '0' && *c <= '9' && fd < 200000000;  // below 2^31 after * 10
         fd = fd * 10 + (*c - '0');
       }
       if (number && fd > 2 && fd != keep && fd != directory) {
@@ -63,11 +64,14 @@ void close_inherited_descriptors(int keep) noexcept {
   if (closed || close_listed(keep)) {
     return;
   }
-  // No /proc (a chroot without it): every number the process may have open.
+  // No /proc (a chroot without it): every number the process may have open, up to the
+  // kernel's default fs.nr_open (a limit of 10^9, as some containers set, takes minutes).
+  constexpr std::uint64_t k_most = std::uint64_t{1} << 20;
   rlimit limit{};
   const std::uint64_t last =
-      ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY ? limit.rlim_cur
-                                                                                 : 65536;
+      ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
+          ? std::min<std::uint64_t>(limit.rlim_cur, k_most)
+          : k_most;
   for (std::uint64_t fd = 3; fd < last; ++fd) {
     if (static_cast<int>(fd) != keep) {
       ::close(static_cast<int>(fd));

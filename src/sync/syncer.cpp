@@ -178,7 +178,6 @@ class SyncRun {
         leave_out(pool, damage);
         continue;
       }
-      listed.push_back(std::move(pool));
       spdlog::debug("pool '{}': {} images, {} namespaces, {} in trash listed", pool.name,
                     listing.image_count, listing.namespaces.size(), listing.trash.size());
       m_total += listing.image_count;
@@ -186,6 +185,7 @@ class SyncRun {
         m_transaction->add_namespace(ns);
       }
       add_trash(listing.trash);
+      listed.push_back(std::move(pool));
     }
     m_selection.pools = std::move(listed);
     spdlog::info("listing: {} pools, {} images in {:.3f}s", m_report.pools, m_total,

@@ -463,6 +463,20 @@ TEST(HeaderDecoder, AnObjectMapObjectIsAtMostWhatItsObjectCountImplies) {
   EXPECT_EQ(object_map_object_bytes(objects), 18 + objects / 4 + 12 + 4 * (objects / 4 / 4096));
 }
 
+TEST(HeaderDecoder, AnObjectMapReadInPartGivesItsFirstObjects) {
+  // The captured map (3 objects) cut after its first data byte, as a bounded read of a
+  // map larger than the image leaves it: the first objects are those of the image.
+  const std::string head = k_captured_map.substr(0, 19);
+  EXPECT_EQ(decode_object_map_head(head, 2), (ObjectStates{3, 0}));
+  EXPECT_EQ(decode_object_map_head(head, 3), (ObjectStates{3, 0, 0}));
+  EXPECT_EQ(decode_object_map_head(head, 9), (ObjectStates{3, 0, 0})) << "fewer than asked";
+  EXPECT_FALSE(decode_object_map_head(k_captured_map.substr(0, 18), 3)) << "no data byte";
+  EXPECT_FALSE(decode_object_map_head(k_captured_map.substr(0, 10), 3)) << "half a header";
+  // A header that claims 2^64-1 objects: only what was asked for is taken.
+  EXPECT_EQ(decode_object_map_head(bytes("0e000000010108000000ffffffffffffffff00ff"), 5),
+            (ObjectStates{0, 0, 0, 0, 3}));
+}
+
 TEST(HeaderDecoder, CapturedObjectMapHoldsOneCleanObjectFirst) {
   const auto states = decode_object_map(k_captured_map);
   ASSERT_TRUE(states);

@@ -237,11 +237,12 @@ TEST_P(HostileBytesTest, DamagedHeadersMakeTheirImagesStaleAndEveryOtherImageIsS
 
 class ObjectMapBoundTest : public IntegrationTest {};
 
-TEST_F(ObjectMapBoundTest, AMapObjectFarLargerThanItsHeaderImpliesCostsNoMemoryAndNoUsage) {
+TEST_F(ObjectMapBoundTest, AMapObjectFarLargerThanItsHeaderImpliesCostsNoMemory) {
   // A tenant with write caps on the pool writes 64 MiB more than an 8 MiB image's map
   // (two objects: 35 bytes) behind its tiny header. 731a07e read the whole object
   // (read(0, 0)) and expanded it to a byte an object: 256 such images in flight would
-  // take gigabytes.
+  // take gigabytes. Now only what two objects' map can hold is read, and its first two
+  // objects give the usage, as librbd's fast diff cuts a map larger than the image.
   const std::string pool = migrate_and_create_pool("bound");
   const std::string id = ceph.create_image(pool, "planted", 8 * k_mib);
   ceph.create_image(pool, "intact", 8 * k_mib);
@@ -261,14 +262,22 @@ TEST_F(ObjectMapBoundTest, AMapObjectFarLargerThanItsHeaderImpliesCostsNoMemoryA
   planted.append_zero(64 * k_mib);  // more states than objects, footer nowhere
   ASSERT_EQ(io.write_full("rbd_object_map." + id, planted), 0);
   // A change to the header, so that the usage stored by the first sync is not carried
-  // (sync/usage_marks.hpp) and the map is read again.
-  ceph.set_image_config(pool, "planted", "rbd_cache", "false");
+  // (sync/usage_marks.hpp) and the map is read again: an image-meta key, written with
+  // rados (opening the image through librbd would check, and flag, its map).
+  const auto touch_header = [&](const std::string& value) {
+    librados::bufferlist encoded;
+    const std::uint32_t length = value.size();
+    encoded.append(reinterpret_cast<const char*>(&length), sizeof length);
+    encoded.append(value);
+    ASSERT_EQ(io.omap_set("rbd_header." + id, {{"metadata_rbdsync_test", encoded}}), 0);
+  };
+  touch_header("one");
 
   const RunResult after = sync({"--pool", pool, "--reader", "direct"});
   ASSERT_EQ(after.exit_code, 0) << after.err;
-  EXPECT_EQ(db.rows("SELECT used_bytes IS NULL, used_unknown_reason, stale_error IS NULL "
+  EXPECT_EQ(db.rows("SELECT used_bytes, used_unknown_reason IS NULL, stale_error IS NULL "
                     "FROM rbdsync.images WHERE name = 'planted'"),
-            std::vector<std::string>{"t|object map larger than its header implies|t"});
+            std::vector<std::string>{std::to_string(4 * k_mib) + "|t|t"});
   EXPECT_EQ(db.rows("SELECT used_bytes FROM rbdsync.images WHERE name = 'intact'"),
             std::vector<std::string>{std::to_string(4 * k_mib)});
   std::cout << "[object map bound] peak RSS: intact maps " << before.peak_rss_kib
@@ -277,6 +286,20 @@ TEST_F(ObjectMapBoundTest, AMapObjectFarLargerThanItsHeaderImpliesCostsNoMemoryA
   // most 16 MiB. The planted run may not grow past the intact one by more than that.
   EXPECT_LT(after.peak_rss_kib, before.peak_rss_kib + 16 * 1024)
       << "the planted 64 MiB were read (or more)";
+
+  // A map of fewer objects than the image has (its header's count cut to one): the
+  // usage is unknown, with the reason, and the image is not read through librbd.
+  librados::bufferlist small;
+  small.append(std::string(map.c_str(), 10) + std::string("\x01", 1) + std::string(7, '\0') +
+               std::string(map.c_str() + 18, map.length() - 18));
+  ASSERT_EQ(io.write_full("rbd_object_map." + id, small), 0);
+  touch_header("two");
+  const RunResult smaller = sync({"--pool", pool, "--reader", "direct", "--json"});
+  ASSERT_EQ(smaller.exit_code, 0) << smaller.err;
+  EXPECT_EQ(db.rows("SELECT used_bytes IS NULL, used_unknown_reason FROM rbdsync.images "
+                    "WHERE name = 'planted'"),
+            std::vector<std::string>{"t|object map smaller than the image"});
+  EXPECT_EQ(json::parse(smaller.out).at("read").at("fallbacks"), json::object()) << smaller.out;
 }
 
 class RunEndingTest : public IntegrationTest {};

@@ -273,11 +273,13 @@ class Run(ReadOnlyModel):
         advisory lock every rbd-sync run takes before it records itself as running and
         lets go of only after it recorded how it ended (db/run_history.cpp). A row still
         `running` while the claim is free belongs to a process that died (killed, its host
-        lost); the next sync of the cluster marks it abandoned."""
+        lost); the next sync of the cluster marks it abandoned. The alias must reach the
+        primary: a hot standby's pg_locks shows none of the primary's locks."""
         with connections[conf.get("DATABASE")].cursor() as cursor:
             cursor.execute(
                 "SELECT NOT EXISTS (SELECT FROM pg_catalog.pg_locks AS l, (SELECT "
-                "pg_catalog.hashtextextended('rbd-sync:'::pg_catalog.text || %s, 0) AS key) AS k "
+                "pg_catalog.hashtextextended('rbd-sync:'::pg_catalog.text || "
+                "%s::pg_catalog.text, 0::pg_catalog.int8) AS key) AS k "
                 "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
                 "AND l.database = (SELECT oid FROM pg_catalog.pg_database "
                 "                  WHERE datname = pg_catalog.current_database()) "

@@ -109,15 +109,17 @@
   // Failed polls in a row (HTTP errors, the console unreachable) before the page gives up.
   const MOST_FAILURES = 20;
 
-  // Polls the run's row until it ends, is abandoned (its process died), turns out not to
-  // exist, or the console fails to answer MOST_FAILURES times in a row; then says which
-  // and refreshes the inventory.
+  // Polls the run's row until it ends, is abandoned (its process died), is gone after
+  // it was seen, or the console fails to answer MOST_FAILURES times in a row (a row not
+  // there yet counts as one: a run that holds the guard records itself once it has
+  // connected); then says which and refreshes the inventory.
   async function follow(runId) {
     if (!RUN_ID.test(String(runId))) { return; }
     following = runId;
     const url = sync.dataset.progressUrl.replace("00000000-0000-0000-0000-000000000000",
                                                  encodeURIComponent(runId));
     let failures = 0;
+    let seen = false;
     while (following === runId) {
       let row;
       try {
@@ -125,8 +127,12 @@
         if (response.ok) {
           row = await response.json();
           failures = 0;
+          seen = true;
+        } else if (response.status === 404 && seen) {
+          row = {status: "unknown", message: `run ${runId} is no longer in the run history`};
         } else if (response.status === 404) {
-          row = {status: "unknown", message: `run ${runId} is not in the run history`};
+          failures += 1;
+          row = {status: "running", phase: "starting"};
         } else {
           failures += 1;
           row = {status: "running", phase: `(progress: HTTP ${response.status})`};
@@ -143,8 +149,9 @@
       following = null;
       if (row.status === "running") {
         progress.hidden = true;
-        say(`stopped following run ${runId}: the console did not answer ${failures} times ` +
-            "in a row; reload the page to see how it ended", "failed");
+        say(seen ? `stopped following run ${runId}: the console did not answer ${failures} ` +
+                   "times in a row; reload the page to see how it ended"
+                 : `run ${runId} is not in the run history`, "failed");
         return;
       }
       // The inventory first, so that the outcome and the tables agree when it shows.

@@ -136,7 +136,7 @@ if ((all)); then
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             ctest --test-dir build-asan --output-on-failure --timeout 900 -j "$test_jobs" \
                 -LE "lint|package|browser|django|bench" \
-                -E "PerImageCost|FiftyRuns|TwentyPresses"
+                -E "PerImageCost|FiftyRuns|TwentyPresses|ObjectMapBound"
     }
     if part "build build-asan/ (Debug, ASan + UBSan)" build_asan; then
         part "the suite in build-asan/ (ctest -j $test_jobs)" run_asan || true

@@ -39,6 +39,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   keep(rbdsync::ceph::object_count(size_bytes, object_size, stripe_unit, stripe_count));
 
+  // As the direct reader reads a map: in part, its first objects.
+  const auto objects =
+      rbdsync::ceph::object_count(size_bytes, object_size, stripe_unit, stripe_count);
+  if (objects && *objects <= (std::uint64_t{1} << 24)) {
+    keep(rbdsync::ceph::object_map_object_bytes(*objects));
+    const auto head = rbdsync::ceph::decode_object_map_head(end_bytes, *objects);
+    keep(head ? head->size() + (head->size() > 0 ? (*head)[head->size() - 1] : 0) : 0);
+  }
   const auto end = rbdsync::ceph::decode_object_map(end_bytes);
   std::optional<rbdsync::ceph::ObjectStates> from;
   if (from_bytes) {

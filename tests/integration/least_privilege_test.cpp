@@ -215,6 +215,24 @@ class LeastPrivilegeTest : public IntegrationTest,
   }
 
   /// Every stored row of pool `pool_id` but the mgr's moving usage figures, as text.
+  /// Syncs every pool as the admin, then as a new client with `caps`: the client must
+  /// read every pool, know every value, and rewrite not one of the admin's rows.
+  void expect_every_pool_stored_as_by_the_admin(const std::vector<std::string>& caps,
+                                                const std::string& what) {
+    sync_as_admin();
+    const auto admin_a = pool_rows(id_a);
+    const auto admin_b = pool_rows(id_b);
+    CephClient client(ceph, dir, unique_name("lp"), caps);
+    const auto [result, out] = sync_as(&client, {}, what);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(out.value("unreadable_pools", json()), json::array());
+    EXPECT_EQ(out.value("unknown", json()),
+              (json{{"parents", 0}, {"children", 0}, {"groups", 0}, {"usage", 0}}));
+    // Not one of the two pools' rows was rewritten: the values are the admin's.
+    EXPECT_EQ(pool_rows(id_a), admin_a);
+    EXPECT_EQ(pool_rows(id_b), admin_b);
+  }
+
   std::vector<std::string> pool_rows(std::int64_t pool_id) {
     const std::string where =
         " WHERE fsid = " + literal(fsid) + " AND pool_id = " + std::to_string(pool_id);
@@ -302,42 +320,19 @@ INSTANTIATE_TEST_SUITE_P(Readers, LeastPrivilegeTest, ::testing::Values("direct"
                          });
 
 TEST_P(LeastPrivilegeTest, ReadOnlyClientOfEveryPoolStoresEverythingAsTheAdminDoes) {
-  sync_as_admin();
-  const auto admin_a = pool_rows(id_a);
-  const auto admin_b = pool_rows(id_b);
-  CephClient client(ceph, dir, unique_name("lp-ro"),
-                    {"mon", "profile rbd", "osd", "profile rbd-read-only"});
-
-  const auto [result, out] = sync_as(&client, {}, "rbd-read-only client, every pool");
-  EXPECT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_EQ(out.value("unreadable_pools", json()), json::array());
-  EXPECT_EQ(out.value("unknown", json()),
-            (json{{"parents", 0}, {"children", 0}, {"groups", 0}, {"usage", 0}}));
-  // Not one of the two pools' rows was rewritten: the values are the admin's.
-  EXPECT_EQ(pool_rows(id_a), admin_a);
-  EXPECT_EQ(pool_rows(id_b), admin_b);
+  expect_every_pool_stored_as_by_the_admin({"mon", "profile rbd", "osd", "profile rbd-read-only"},
+                                           "rbd-read-only client, every pool");
 }
 
 TEST_P(LeastPrivilegeTest, MonReadOnlyIsAllTheMonCapsASyncOfEveryPoolNeeds) {
   // The smallest caps: `mon 'profile rbd'` adds the right to blocklist other clients
   // (librbd breaking a dead owner's lock), which a reader that never takes a lock must
   // not hold. `mon 'allow r'` covers the OSD map, `osd dump` and `df detail`.
-  sync_as_admin();
-  const auto admin_a = pool_rows(id_a);
-  const auto admin_b = pool_rows(id_b);
-  CephClient client(ceph, dir, unique_name("lp-monr"),
-                    {"mon", "allow r", "osd", "profile rbd-read-only"});
+  expect_every_pool_stored_as_by_the_admin({"mon", "allow r", "osd", "profile rbd-read-only"},
+                                           "mon 'allow r', rbd-read-only");
 
-  const auto [result, out] = sync_as(&client, {}, "mon 'allow r', rbd-read-only");
-  EXPECT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_EQ(out.value("unreadable_pools", json()), json::array());
-  EXPECT_EQ(out.value("unknown", json()),
-            (json{{"parents", 0}, {"children", 0}, {"groups", 0}, {"usage", 0}}));
-  EXPECT_EQ(pool_rows(id_a), admin_a);
-  EXPECT_EQ(pool_rows(id_b), admin_b);
-
-  // And nothing less: without the class reads of 'profile rbd-read-only' (cls_rbd's
-  // and cls_lock's read methods), or without mon reads, a sync cannot run.
+  // And no less on the OSDs: without the class reads of 'profile rbd-read-only'
+  // (cls_rbd's and cls_lock's read methods) a sync cannot read a pool (77).
   CephClient plain_reads(ceph, dir, unique_name("lp-osdr"), {"mon", "allow r", "osd", "allow r"});
   const auto [plain, plain_out] = sync_as(&plain_reads, {}, "mon 'allow r', osd 'allow r'");
   EXPECT_EQ(plain.exit_code, 77) << plain_out;

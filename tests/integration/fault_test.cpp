@@ -3,13 +3,21 @@
 // exit code, the one-line message, and that the checksum did not change. The time
 // each run took to fail is printed as "[fault] ..." lines for the issue notes.
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "common/fd.hpp"
 #include "integration/harness.hpp"
 #include "lock/file_lock.hpp"
 
@@ -41,6 +49,65 @@ std::vector<std::string> error_lines(const std::string& text) {
     }
   }
   return lines;
+}
+
+/// The Ceph client's operations in flight, asked of its admin socket `asok` (the
+/// objecter's own count: sent and unanswered, or queued for an OSD); nullopt while the
+/// socket does not answer yet.
+std::optional<std::size_t> ops_in_flight(const std::string& asok) {
+  const Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (asok.size() >= sizeof address.sun_path) {
+    throw std::runtime_error("admin socket path too long: " + asok);
+  }
+  asok.copy(address.sun_path, asok.size());
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    return std::nullopt;
+  }
+  // The admin socket protocol: a JSON command ending in NUL; a big-endian u32 length,
+  // then the answer.
+  const std::string request = std::string(R"({"prefix":"objecter_requests"})") + '\0';
+  if (::write(fd.get(), request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    return std::nullopt;
+  }
+  std::string answer;
+  char buffer[4096];
+  for (ssize_t got = 0; (got = ::read(fd.get(), buffer, sizeof buffer)) > 0;) {
+    answer.append(buffer, static_cast<std::size_t>(got));
+  }
+  if (answer.size() < 4) {
+    return std::nullopt;
+  }
+  const auto parsed = nlohmann::json::parse(answer.substr(4), nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("ops")) {
+    return std::nullopt;
+  }
+  return parsed.at("ops").size();
+}
+
+/// Whether `signal_number` is pending for process `pid` (not yet taken by any thread).
+bool signal_pending(pid_t pid, int signal_number) {
+  std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
+  const unsigned long long bit = 1ULL << (signal_number - 1);
+  for (std::string line; std::getline(status, line);) {
+    if ((line.rfind("ShdPnd:", 0) == 0 || line.rfind("SigPnd:", 0) == 0) &&
+        (std::stoull(line.substr(7), nullptr, 16) & bit) != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Polls `condition` (every millisecond) until it holds; throws naming `what` after 30 s.
+void wait_for(const std::string& what, const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("waited 30 s for " + what);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void report(const std::string& fault, const RunResult& result) {
@@ -172,6 +239,11 @@ TEST_F(FaultTest, SignalWhileReadsAreInFlightRollsBackAndExitsWithTheSignalsCode
   // before the grace period ends, so the run gets to stop on its own: roll back, record,
   // release.
   const pid_t osd = pid_from_file(ceph_dir() + "/run/osd.0.pid");
+  // The test cluster's ceph.conf gives clients no admin socket (concurrent ones would
+  // share its path); this test's runs get one each, to be asked what is in flight.
+  const std::string conf = dir.file("ceph.conf");
+  std::ofstream(conf) << read_file(required_env("RBDSYNC_TEST_CEPH_CONF")) << "\n[client]\n"
+                      << "admin_socket = " << dir.path() << "/client.$pid.asok\n";
   struct Case {
     const char* reader;
     int signal_number;
@@ -183,17 +255,20 @@ TEST_F(FaultTest, SignalWhileReadsAreInFlightRollsBackAndExitsWithTheSignalsCode
                              (c.signal_number == SIGTERM ? "SIGTERM" : "SIGINT") +
                              " while reads are in flight";
     SCOPED_TRACE(what);
-    BackgroundRun run(run_args({"--pool", pool, "--reader", c.reader}));
+    std::vector<std::string> args = run_args({"--pool", pool, "--reader", c.reader});
+    std::replace(args.begin(), args.end(), required_env("RBDSYNC_TEST_CEPH_CONF"), conf);
+    BackgroundRun run(args);
     stop_when_reading_starts(run.pid(), lock_file);
     Frozen frozen_osd(osd);
     ::kill(run.pid(), SIGCONT);
-    // Still timed (#32 item 6 is open here): waiting on the events instead (the first
-    // request unread in the OSD's socket, then the signal no longer pending) made the
-    // run take 15 s, or its 20 s grace, in about 1 of 3 runs (fresh cluster, either
-    // reader); with these pauses it takes 0.7 s. Left for its own issue.
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the reads go out
+    // Events, not pauses: the client's objecter holds an operation for the frozen OSD;
+    // the signal is taken (the watcher thread took it, so the run knows); then the OSD
+    // may answer. (Waiting instead for request bytes unread in the OSD's sockets missed
+    // the case where the OSD had read them just before it froze, and waited in vain.)
+    const std::string asok = dir.file("client." + std::to_string(run.pid()) + ".asok");
+    wait_for("a read in flight", [&] { return ops_in_flight(asok).value_or(0) > 0; });
     ::kill(run.pid(), c.signal_number);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    wait_for("the signal to be taken", [&] { return !signal_pending(run.pid(), c.signal_number); });
     frozen_osd.thaw();
     const RunResult result = run.wait();
     report(what, result);

@@ -132,7 +132,7 @@
           row = {status: "unknown", message: `run ${runId} is no longer in the run history`};
         } else if (response.status === 404) {
           failures += 1;
-          row = {status: "running", phase: "starting"};
+          row = {status: "running", phase: "starting", missing: true};
         } else {
           failures += 1;
           row = {status: "running", phase: `(progress: HTTP ${response.status})`};
@@ -149,9 +149,10 @@
       following = null;
       if (row.status === "running") {
         progress.hidden = true;
-        say(seen ? `stopped following run ${runId}: the console did not answer ${failures} ` +
-                   "times in a row; reload the page to see how it ended"
-                 : `run ${runId} is not in the run history`, "failed");
+        say(row.missing ? `run ${runId} is not in the run history`
+                        : `stopped following run ${runId}: the console did not answer ` +
+                          `${failures} times in a row; reload the page to see how it ended`,
+            "failed");
         return;
       }
       // The inventory first, so that the outcome and the tables agree when it shows.

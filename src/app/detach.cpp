@@ -105,32 +105,14 @@ std::string read_report(int fd) {
 /// is opened as the lock file is (lock/lock_path.hpp: nothing planted there is followed,
 /// a file another member made is reused, one we own is put back to 0660) and then
 /// emptied. It is the last detached run's: this run holds the guard, so no other run on
-/// this host is writing it. -1 (after a warning) when it cannot be used.
-int open_shared_log(const std::string& path) noexcept {
-  try {
-    Fd log = lock::open_lock_path(path, lock::OpenMode::create);
-    if (::ftruncate(log.get(), 0) != 0 ||
-        ::fcntl(log.get(), F_SETFL, ::fcntl(log.get(), F_GETFL) | O_APPEND) != 0) {
-      throw Error(ExitCode::cant_create, "cannot empty " + path + ": " + errno_text(errno));
-    }
-    return log.release();
-  } catch (const std::exception& error) {
-    std::cerr << "rbd-sync: warning: no log for the detached run (" << error.what()
-              << "); its output is discarded" << std::endl;
-    return -1;
+/// this host is writing it.
+Fd open_shared_log(const std::string& path) {
+  Fd log = lock::open_lock_path(path, lock::OpenMode::create);
+  if (::ftruncate(log.get(), 0) != 0 ||
+      ::fcntl(log.get(), F_SETFL, ::fcntl(log.get(), F_GETFL) | O_APPEND) != 0) {
+    throw Error(ExitCode::cant_create, "cannot empty " + path + ": " + errno_text(errno));
   }
-}
-
-/// The --log-file, opened as configure_logging() opens it; -1 (after a warning) when it
-/// cannot be used.
-int open_own_log(const std::string& path) noexcept {
-  try {
-    return open_log_file(path).release();
-  } catch (const std::exception& error) {
-    std::cerr << "rbd-sync: warning: no log for the detached run (" << error.what()
-              << "); its output is discarded" << std::endl;
-    return -1;
-  }
+  return log;
 }
 
 }  // namespace
@@ -208,7 +190,15 @@ void DetachedRun::report_started(const std::string& run_id) noexcept {
   }
   std::cout.flush();
   std::cerr.flush();
-  int log = m_truncate_log ? open_shared_log(m_log_path) : open_own_log(m_log_path);
+  // The default log beside the lock file, or --log-file, opened as configure_logging()
+  // opens it; /dev/null (after a warning) when it cannot be used.
+  int log = -1;
+  try {
+    log = (m_truncate_log ? open_shared_log(m_log_path) : open_log_file(m_log_path)).release();
+  } catch (const std::exception& error) {
+    std::cerr << "rbd-sync: warning: no log for the detached run (" << error.what()
+              << "); its output is discarded" << std::endl;
+  }
   if (log < 0) {
     log = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   }

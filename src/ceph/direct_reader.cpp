@@ -708,26 +708,25 @@ class Assembler {
     std::vector<ObjectStates> maps;
     maps.reserve(range.between->size() + 1);
     for (const HeaderSnapshot* snap : *range.between) {
-      auto bytes = snapshot_map_bytes(slot, *snap);
-      if (!bytes.ok()) {
-        return bytes.carry<RangeUsage>();
+      auto map = snapshot_map(slot, *snap);
+      if (!map.ok()) {
+        return map.carry<RangeUsage>();
       }
-      CheckedMap map = checked_map(header, *bytes.value, snap->size_bytes);
-      if (!map.unusable.empty()) {
-        return unusable(std::move(result), map.unusable);
+      if (!map.value->unusable.empty()) {
+        return unusable(std::move(result), map.value->unusable);
       }
-      maps.push_back(std::move(map.states));
+      maps.push_back(std::move(map.value->states));
     }
-    std::string end_bytes;
+    CheckedMap end;
     if (range.end_snapshot != nullptr) {
-      auto bytes = snapshot_map_bytes(slot, *range.end_snapshot);
-      if (!bytes.ok()) {
-        return bytes.carry<RangeUsage>();
+      auto map = snapshot_map(slot, *range.end_snapshot);
+      if (!map.ok()) {
+        return map.carry<RangeUsage>();
       }
-      end_bytes = std::move(*bytes.value);
+      end = std::move(*map.value);
+    } else {
+      end = checked_map(header, *range.end_bytes, range.end_size);
     }
-    CheckedMap end = checked_map(
-        header, range.end_snapshot != nullptr ? end_bytes : *range.end_bytes, range.end_size);
     if (!end.unusable.empty()) {
       return unusable(std::move(result), end.unusable);
     }
@@ -763,15 +762,14 @@ class Assembler {
   /// `result` (its usage unknown) with the map of `end`, for the next range to diff from;
   /// or, when that map cannot be used either, why.
   OrFallback<RangeUsage> end_map_only(Slot& slot, const HeaderSnapshot& end, RangeUsage result) {
-    auto bytes = snapshot_map_bytes(slot, end);
-    if (!bytes.ok()) {
-      return bytes.carry<RangeUsage>();
+    auto map = snapshot_map(slot, end);
+    if (!map.ok()) {
+      return map.carry<RangeUsage>();
     }
-    CheckedMap map = checked_map(*decode(slot).value, *bytes.value, end.size_bytes);
-    if (map.unusable.empty()) {
-      result.end_map = std::move(map.states);
+    if (map.value->unusable.empty()) {
+      result.end_map = std::move(map.value->states);
     } else {
-      result.unusable_map = map.unusable;
+      result.unusable_map = map.value->unusable;
     }
     return OrFallback<RangeUsage>::of(std::move(result));
   }
@@ -805,9 +803,11 @@ class Assembler {
     return {std::move(*states), {}};
   }
 
-  /// The bytes of the object map of snapshot `snap`: read ahead when it was one of
-  /// maps_wanted(), else read now, as many as object_map_read_bytes() says.
-  OrFallback<std::string> snapshot_map_bytes(Slot& slot, const HeaderSnapshot& snap) {
+  /// The object map of snapshot `snap`, checked: read ahead when it was one of
+  /// maps_wanted(), else read now, as many bytes as object_map_read_bytes() says; a
+  /// fallback when it cannot be read.
+  OrFallback<CheckedMap> snapshot_map(Slot& slot, const HeaderSnapshot& snap) {
+    const DecodedHeader& header = *decode(slot).value;
     librados::bufferlist now;
     const librados::bufferlist* bytes = &now;
     int r = 0;
@@ -817,14 +817,13 @@ class Assembler {
                                                     : read->second.r;
       bytes = &read->second.bytes;
     } else {
-      const DecodedHeader& header = *decode(slot).value;
       r = m_io.read(object_map_name(m_ref.image_id, snap.id), now,
                     object_map_read_bytes(header, snap.size_bytes), 0);
     }
     if (r < 0) {
-      return OrFallback<std::string>::fall_back("cannot read a snapshot's object map");
+      return OrFallback<CheckedMap>::fall_back("cannot read a snapshot's object map");
     }
-    return OrFallback<std::string>::of(bytes->to_str());
+    return OrFallback<CheckedMap>::of(checked_map(header, bytes->to_str(), snap.size_bytes));
   }
 
   librados::Rados& m_rados;

@@ -168,16 +168,8 @@ class SyncRun {
   /// progress has a total. The images themselves are listed again, a page at a time, as
   /// they are read.
   void list_all() {
-    std::vector<inventory::Pool> listed;
-    for (inventory::Pool& pool : m_selection.pools) {
-      check_interrupted();
-      PoolListing listing;
-      try {
-        listing = m_source.list_pool(pool);
-      } catch (const PoolDamaged& damage) {
-        leave_out(pool, damage);
-        continue;
-      }
+    each_pool([&](const inventory::Pool& pool) {
+      const PoolListing listing = m_source.list_pool(pool);
       spdlog::debug("pool '{}': {} images, {} namespaces, {} in trash listed", pool.name,
                     listing.image_count, listing.namespaces.size(), listing.trash.size());
       m_total += listing.image_count;
@@ -185,41 +177,40 @@ class SyncRun {
         m_transaction->add_namespace(ns);
       }
       add_trash(listing.trash);
-      listed.push_back(std::move(pool));
-    }
-    m_selection.pools = std::move(listed);
+    });
     spdlog::info("listing: {} pools, {} images in {:.3f}s", m_report.pools, m_total,
                  seconds_since(m_start));
   }
 
-  /// Leaves `pool` out of this sync, as a pool this client may not read is, because
-  /// what lists its images is damaged: its stored rows are kept, the run is partial.
-  /// Its own row (the mon's figures, added already) is still written: they are sound.
-  void leave_out(const inventory::Pool& pool, const PoolDamaged& damage) {
-    spdlog::error("pool '{}' (id {}) not synced: {}; its stored rows are kept as they were ({})",
-                  display_text(pool.name, Controls::escape), pool.id, damage.what(), damage.hint());
-    const UnreadablePool left_out{pool.id, pool.name, damage.what(), true};
-    m_selection.unreadable.push_back(left_out);
-    m_report.unreadable_pools.push_back(left_out);
-    --m_report.pools;
+  /// Calls `step` for each pool still in the sync. A pool whose step throws PoolDamaged
+  /// (what lists its images is damaged, found while listing or, damaged since, while
+  /// reading) is left out, as a pool this client may not read is: its stored rows are
+  /// kept (what was read of it stands) and the run is partial. Its own row (the mon's
+  /// figures, added already) is still written: they are sound.
+  template <typename Step>
+  void each_pool(const Step& step) {
+    std::vector<inventory::Pool> kept;
+    for (inventory::Pool& pool : m_selection.pools) {
+      check_interrupted();
+      try {
+        step(pool);
+      } catch (const PoolDamaged& damage) {
+        spdlog::error(
+            "pool '{}' (id {}) not synced: {}; its stored rows are kept as they were ({})",
+            display_text(pool.name, Controls::escape), pool.id, damage.what(), damage.hint());
+        m_report.unreadable_pools.push_back({pool.id, pool.name, damage.what(), true});
+        continue;
+      }
+      kept.push_back(std::move(pool));
+    }
+    m_selection.pools = std::move(kept);
+    m_report.pools = pools().size();
   }
 
   void read_all() {
     const auto read_start = std::chrono::steady_clock::now();
     tell(Phase::reading, 0, m_total);
-    std::vector<inventory::Pool> read;
-    for (inventory::Pool& pool : m_selection.pools) {
-      check_interrupted();
-      try {
-        read_pool(pool);
-      } catch (const PoolDamaged& damage) {
-        // Damaged since it was listed: what was read of it stands, the rest is kept.
-        leave_out(pool, damage);
-        continue;
-      }
-      read.push_back(std::move(pool));
-    }
-    m_selection.pools = std::move(read);
+    each_pool([&](const inventory::Pool& pool) { read_pool(pool); });
     // From here on the total is what was met: the count was taken before reading.
     m_total = m_done;
     m_report.read = m_source.read_methods();
@@ -284,7 +275,7 @@ class SyncRun {
   void store_and_commit() {
     SyncScope scope;
     scope.all_pools = m_options.pool_names.empty();
-    for (const UnreadablePool& pool : m_selection.unreadable) {
+    for (const UnreadablePool& pool : m_report.unreadable_pools) {
       scope.unread_pool_ids.push_back(pool.id);
     }
     const auto write_start = std::chrono::steady_clock::now();

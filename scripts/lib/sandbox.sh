@@ -32,6 +32,15 @@ start_under_ports_lock() {
     RBDSYNC_PORTS_LOCK_HELD=1 exec flock -o "$PORTS_LOCK" "$self" start "$DIR"
 }
 
+# Prints, one per line and sorted, the local port of every TCP and UDP socket (listening
+# or connected). With both -t and -u, ss puts a Netid column first, so the local
+# address is field 5; reading field 4 (Send-Q) once made every port look free.
+ports_in_use() {
+    local lines
+    lines=$(ss -Htanu) || die "ss -Htanu failed: cannot tell which ports are in use"
+    awk '$1 == "tcp" || $1 == "udp" {n = split($5, a, ":"); print a[n]}' <<< "$lines" | sort -un
+}
+
 # Prints the first of $1 consecutive TCP ports that no socket uses (listening or
 # connected), below the kernel's ephemeral range, where no outgoing connection can take
 # one later (the fixed ports of old, 46789 and 55432, lay inside it). Blocks of 100 from
@@ -41,7 +50,7 @@ free_port_block() {
     read -r ephemeral_low _ < /proc/sys/net/ipv4/ip_local_port_range
     blocks=$(( (ephemeral_low - count - first) / 100 ))
     ((blocks > 0)) || die "no room for $count ports between $first and the ephemeral range ($ephemeral_low)"
-    used=" $(ss -Htanu 2>/dev/null | awk '{n = split($4, a, ":"); print a[n]}' | sort -un | tr '\n' ' ') "
+    used=" $(ports_in_use | tr '\n' ' ') "
     start=$((RANDOM % blocks))
     for ((i = 0; i < blocks; i++)); do
         base=$((first + (start + i) % blocks * 100))

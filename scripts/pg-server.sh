@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Throwaway PostgreSQL 15 server (Debian 12) for tests, run as root.
+# Throwaway PostgreSQL server (the newest major installed: 15 on Debian 12, 17 on 13)
+# for tests, run as root.
 #
 #   scripts/pg-server.sh start  DIR   # DIR must not exist or be empty
 #   scripts/pg-server.sh status DIR   # exit 0 if the server accepts rbdsync logins
@@ -11,6 +12,8 @@
 #   PG_SERVER_PORT   TCP port on 127.0.0.1; default `auto`: a free one below the
 #                    ephemeral range, chosen under a machine-wide lock
 #                    (scripts/lib/sandbox.sh)
+#   PG_SERVER_BIN    the bin directory of the server to run; default: the newest
+#                    /usr/lib/postgresql/*/bin
 #
 # The server listens on 127.0.0.1 only (plus a unix socket inside DIR), uses
 # scram-sha-256 password auth for every connection, and runs with fsync,
@@ -48,9 +51,17 @@ source "$(dirname "$0")/lib/sandbox.sh"
 # settings (PGHOST, PGUSER, even PGPASSWORD, which would override pgpass) must
 # not leak into our psql calls. Done first, before we define PG_* constants.
 PORT=${PG_SERVER_PORT:-auto}
+PG_BIN=${PG_SERVER_BIN:-}
 unset "${!PG@}"
 
-readonly PG_BIN=/usr/lib/postgresql/15/bin
+# The newest major version installed, unless PG_SERVER_BIN names a bin directory. start
+# and stop run in the same root (the host, or a root of scripts/debian-root.sh), so they
+# find the same one.
+if [[ -z $PG_BIN ]]; then
+    PG_BIN=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
+    PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+fi
+readonly PG_BIN
 readonly PG_USER=postgres
 readonly APP_ROLE=rbdsync
 readonly MARKER=.pg-server-dir   # marks DIR as ours: stop only rm -rf's such dirs
@@ -257,7 +268,7 @@ cmd_start() {
     for c in runuser ss timeout; do
         command -v "$c" >/dev/null || die "command '$c' not found (run scripts/deps.sh)"
     done
-    id "$PG_USER" >/dev/null 2>&1 || die "system user $PG_USER missing (install postgresql-15)"
+    id "$PG_USER" >/dev/null 2>&1 || die "system user $PG_USER missing (install postgresql)"
     [[ $EUID -eq 0 ]] || die "must run as root (the server runs as $PG_USER via runuser)"
     if [[ $PORT == auto ]]; then
         start_under_ports_lock "$SELF"

@@ -56,25 +56,18 @@ bool contains(const std::string& text, const char* part) {
 
 }  // namespace
 
-std::unique_ptr<pqxx::connection> open_connection(const std::string& conninfo,
-                                                  int statement_timeout_seconds) {
+std::unique_ptr<PgConnection> open_connection(const std::string& conninfo,
+                                              int statement_timeout_seconds) {
   check_conninfo(conninfo);
   const std::string where = describe_conninfo(conninfo);
-  std::unique_ptr<pqxx::connection> connection;
+  std::unique_ptr<PgConnection> connection;
   try {
-    connection = std::make_unique<pqxx::connection>(effective_conninfo(conninfo));
+    connection = std::make_unique<PgConnection>(effective_conninfo(conninfo));
   } catch (const std::exception& e) {
     throw_connect_error(where, e.what());
   }
-  // libpqxx 6 silently reconnects a broken connection. That would drop the session
-  // advisory lock (the cross-host guard) in the middle of a run, so it is switched
-  // off; libpqxx 7 removed the feature, hence the deprecation.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  connection->inhibit_reactivation(true);
-#pragma GCC diagnostic pop
   translated("preparing the session", [&] {
-    pqxx::nontransaction work(*connection, "rbd-sync session");
+    pqxx::nontransaction work(connection->pqxx(), "rbd-sync session");
     // Names resolve in the system catalog and our own temporary tables only. Another
     // role that may create objects in a schema on the default path ("$user", public:
     // every role on PostgreSQL <= 14, the database owner on 15+) could otherwise plant

@@ -9,6 +9,7 @@
 #include <pqxx/pqxx>
 
 #include "common/error.hpp"
+#include "db/pqxx_compat.hpp"
 
 namespace rbdsync::db {
 
@@ -16,12 +17,12 @@ namespace rbdsync::db {
 std::string one_line(const std::string& text);
 
 /// Connects with `conninfo` (checked: no password in it) and prepares the session:
-/// no silent reconnects, `search_path` pinned to `pg_catalog, pg_temp` (nothing another
-/// role planted in a schema is ever resolved), `client_encoding` UTF8, and a
+/// no silent reconnects (PgConnection), `search_path` pinned to `pg_catalog, pg_temp` (nothing
+/// another role planted in a schema is ever resolved), `client_encoding` UTF8, and a
 /// `statement_timeout` of `statement_timeout_seconds`.
 /// Throws Error: unavailable, no_permission or config, naming the server.
-std::unique_ptr<pqxx::connection> open_connection(const std::string& conninfo,
-                                                  int statement_timeout_seconds);
+std::unique_ptr<PgConnection> open_connection(const std::string& conninfo,
+                                              int statement_timeout_seconds);
 
 /// Whether SQLSTATE `state` says the session is gone: a connection exception (class
 /// 08), or the server ending it (57P01 admin shutdown, as a fast shutdown or

@@ -111,7 +111,8 @@ sync::UsageMarks load_usage_marks(pqxx::work& work, const std::string& fsid,
       marks.add(row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(),
                 static_cast<std::uint64_t>(row[3].as<std::int64_t>()));
     }
-    if (chunk.size() < static_cast<std::size_t>(k_chunk_rows)) {
+    // result::size_type is unsigned in libpqxx 6 and int from 7.
+    if (static_cast<std::size_t>(chunk.size()) < static_cast<std::size_t>(k_chunk_rows)) {
       break;
     }
     if (abandoned()) {
@@ -131,13 +132,15 @@ sync::UsageMarks load_usage_marks(pqxx::work& work, const std::string& fsid,
 /// destructor unless committed, and the staging tables go with it.
 class PgTransaction : public sync::SinkTransaction {
  public:
-  PgTransaction(pqxx::connection& connection, std::string fsid, std::string name,
-                std::string run_id, std::size_t batch_bytes, sync::UsageMarksWanted marks)
+  PgTransaction(PgConnection& connection, std::string fsid, std::string name, std::string run_id,
+                std::size_t batch_bytes, sync::UsageMarksWanted marks)
       : m_fsid(std::move(fsid)),
         m_name(std::move(name)),
         m_run_id(std::move(run_id)),
-        m_work(connection, "rbd-sync"),
-        m_stager(m_work, create_staging_tables(m_work), batch_bytes, marks_loader(marks)) {}
+        m_connection(connection),
+        m_work(connection.pqxx(), "rbd-sync"),
+        m_stager(connection, m_work, create_staging_tables(m_work), batch_bytes,
+                 marks_loader(marks)) {}
 
   const sync::UsageMarks& usage_marks() override {
     // Loaded by the stager's writer while the sync listed the pools (~45 ms at 10,000
@@ -249,10 +252,10 @@ class PgTransaction : public sync::SinkTransaction {
     // fsid) is held by the run-history session, and waiting on it here would wait
     // on ourselves. Taken here and not at begin(): until now the transaction touched
     // only its own temporary tables.
-    m_work.exec_params(
-        "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended("
-        "'rbd-sync-write:'::pg_catalog.text || $1::pg_catalog.text, 0::pg_catalog.int8))",
-        m_fsid);
+    exec(m_work,
+         "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended("
+         "'rbd-sync-write:'::pg_catalog.text || $1::pg_catalog.text, 0::pg_catalog.int8))",
+         m_fsid);
     // Every statement below joins a whole table with a whole staged one, which hash
     // joins do in linear time. The planner picks a nested loop instead when it thinks
     // a table is small, and it does exactly when it matters: after the first sync of
@@ -270,12 +273,12 @@ class PgTransaction : public sync::SinkTransaction {
         "WHERE name = 'work_mem' AND setting::bigint < 65536");
     m_work.exec("SET LOCAL jit = off");
     // Written only when new or renamed: a no-op sync writes no inventory row.
-    m_work.exec_params(
-        "INSERT INTO rbdsync.clusters (fsid, name) VALUES ($1, $2) ON CONFLICT (fsid) DO NOTHING",
-        m_fsid, m_name);
-    m_work.exec_params(
-        "UPDATE rbdsync.clusters SET name = $2 WHERE fsid = $1 AND name IS DISTINCT FROM $2",
-        m_fsid, m_name);
+    exec(m_work,
+         "INSERT INTO rbdsync.clusters (fsid, name) VALUES ($1, $2) ON CONFLICT (fsid) DO NOTHING",
+         m_fsid, m_name);
+    exec(m_work,
+         "UPDATE rbdsync.clusters SET name = $2 WHERE fsid = $1 AND name IS DISTINCT FROM $2",
+         m_fsid, m_name);
   }
 
   /// COPYs the images that could not be read into their staging table: as many as
@@ -288,7 +291,7 @@ class PgTransaction : public sync::SinkTransaction {
     for (const sync::StaleImage& image : stale) {
       batch.add(stale_row(image));
     }
-    copy_into(m_work, k_stale_images_table, stale_image_types(), batch.lines());
+    copy_into(m_connection, m_work, k_stale_images_table, stale_image_types(), batch.lines());
   }
 
   /// Upserts the staged rows, then removes the stored rows not staged within `scope`.
@@ -361,6 +364,7 @@ class PgTransaction : public sync::SinkTransaction {
   std::string m_name;
   std::string m_run_id;
   std::vector<std::int64_t> m_pool_ids;
+  PgConnection& m_connection;
   pqxx::work m_work;
   // Before the stager: its writer fills them in its first job.
   sync::UsageMarks m_usage_marks;
@@ -372,10 +376,10 @@ class PgTransaction : public sync::SinkTransaction {
 }  // namespace
 
 struct PgStore::Connection {
-  std::unique_ptr<pqxx::connection> owned;
-  pqxx::connection& connection;
+  std::unique_ptr<PgConnection> owned;
+  PgConnection& connection;
 
-  explicit Connection(std::unique_ptr<pqxx::connection> opened)
+  explicit Connection(std::unique_ptr<PgConnection> opened)
       : owned(std::move(opened)), connection(*owned) {}
 };
 
@@ -388,7 +392,7 @@ PgStore::PgStore(const std::string& conninfo, int statement_timeout_seconds)
     // few hundred MB that the default 8 MB would push to temporary files block by block.
     // Settable only before the session's first temporary table, hence here. A ceiling,
     // allocated as used; never lowered.
-    pqxx::nontransaction work(m_connection->connection, "rbd-sync session");
+    pqxx::nontransaction work(m_connection->connection.pqxx(), "rbd-sync session");
     work.exec(
         "SELECT pg_catalog.set_config('temp_buffers', '64MB', false) FROM pg_catalog.pg_settings "
         "WHERE name = 'temp_buffers' AND setting::bigint < 8192");
@@ -399,7 +403,7 @@ void PgStore::cancel_running_statement() noexcept {
   try {
     // PQcancel reads only what was fixed when the connection was made, so it may run
     // on another thread while this one waits for the statement (libpq's own advice).
-    m_connection->connection.cancel_query();
+    m_connection->connection.pqxx().cancel_query();
   } catch (const std::exception& e) {
     spdlog::debug("cancelling the running statement failed: {}", e.what());
   }
@@ -409,14 +413,15 @@ PgStore::~PgStore() = default;
 
 int PgStore::schema_version() {
   return translated("reading the schema version", [&] {
-    pqxx::work work(m_connection->connection, "rbd-sync schema version");
-    const auto exists = work.exec_params1(
-        "SELECT pg_catalog.to_regclass($1::pg_catalog.text) IS NOT NULL", k_schema_table);
+    pqxx::work work(m_connection->connection.pqxx(), "rbd-sync schema version");
+    const auto exists = exec_one_row(
+        work, "SELECT pg_catalog.to_regclass($1::pg_catalog.text) IS NOT NULL", k_schema_table);
     if (!exists[0].as<bool>()) {
       return 0;
     }
-    return work
-        .exec1("SELECT coalesce(pg_catalog.max(version), 0) FROM rbdsync.schema_migrations")[0]
+    return exec_one_row(
+               work,
+               "SELECT coalesce(pg_catalog.max(version), 0) FROM rbdsync.schema_migrations")[0]
         .as<int>();
   });
 }
@@ -440,7 +445,7 @@ void PgStore::require_current_schema() {
 
 std::vector<int> PgStore::migrate() {
   return translated("migrating the schema", [&] {
-    pqxx::work work(m_connection->connection, "rbd-sync migrate");
+    pqxx::work work(m_connection->connection.pqxx(), "rbd-sync migrate");
     // Two migrate runs at once would both see the old version; the second waits here.
     work.exec(
         "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended("
@@ -452,7 +457,8 @@ std::vector<int> PgStore::migrate() {
         "version integer PRIMARY KEY, name text NOT NULL, "
         "applied_at timestamptz NOT NULL DEFAULT pg_catalog.now())");
     const int current =
-        work.exec1("SELECT coalesce(pg_catalog.max(version), 0) FROM rbdsync.schema_migrations")[0]
+        exec_one_row(
+            work, "SELECT coalesce(pg_catalog.max(version), 0) FROM rbdsync.schema_migrations")[0]
             .as<int>();
     if (current > latest_schema_version()) {
       throw Error(ExitCode::config,
@@ -468,8 +474,8 @@ std::vector<int> PgStore::migrate() {
       }
       spdlog::debug("applying migration {:03}_{}", migration.version, migration.name);
       work.exec(migration.sql);
-      work.exec_params("INSERT INTO rbdsync.schema_migrations (version, name) VALUES ($1, $2)",
-                       migration.version, std::string(migration.name));
+      exec(work, "INSERT INTO rbdsync.schema_migrations (version, name) VALUES ($1, $2)",
+           migration.version, std::string(migration.name));
       applied.push_back(migration.version);
     }
     work.commit();

@@ -7,7 +7,7 @@
 namespace rbdsync::db {
 
 struct RunHistory::Connection {
-  std::unique_ptr<pqxx::connection> connection;
+  std::unique_ptr<PgConnection> connection;
 };
 
 RunHistory::RunHistory(const std::string& conninfo, int statement_timeout_seconds)
@@ -18,24 +18,24 @@ RunHistory::~RunHistory() = default;
 
 bool RunHistory::try_claim_cluster(const std::string& fsid) {
   return translated("claiming the cluster", [&] {
-    pqxx::nontransaction work(*m_connection->connection, "rbd-sync claim");
-    return work
-        .exec_params1(
-            "SELECT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtextextended("
-            "'rbd-sync:'::pg_catalog.text || $1::pg_catalog.text, 0::pg_catalog.int8))",
-            fsid)[0]
+    pqxx::nontransaction work(m_connection->connection->pqxx(), "rbd-sync claim");
+    return exec_one_row(work,
+                        "SELECT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtextextended("
+                        "'rbd-sync:'::pg_catalog.text || $1::pg_catalog.text, 0::pg_catalog.int8))",
+                        fsid)[0]
         .as<bool>();
   });
 }
 
 std::optional<RunRecord> RunHistory::running_run(const std::string& fsid) {
   return translated("reading the running sync", [&]() -> std::optional<RunRecord> {
-    pqxx::nontransaction work(*m_connection->connection, "rbd-sync holder");
-    const auto result = work.exec_params(
-        "SELECT run_id, trigger, host, pid, extract(epoch FROM started_at)::pg_catalog.int8, "
-        "coalesce(phase, ''), coalesce(done, 0), coalesce(total, 0) "
-        "FROM rbdsync.runs WHERE fsid = $1 AND status = $2",
-        fsid, run_status_name(RunStatus::running));
+    pqxx::nontransaction work(m_connection->connection->pqxx(), "rbd-sync holder");
+    const auto result =
+        exec(work,
+             "SELECT run_id, trigger, host, pid, extract(epoch FROM started_at)::pg_catalog.int8, "
+             "coalesce(phase, ''), coalesce(done, 0), coalesce(total, 0) "
+             "FROM rbdsync.runs WHERE fsid = $1 AND status = $2",
+             fsid, run_status_name(RunStatus::running));
     if (result.empty()) {
       return std::nullopt;
     }
@@ -57,25 +57,25 @@ std::optional<RunRecord> RunHistory::running_run(const std::string& fsid) {
 
 int RunHistory::mark_abandoned(const std::string& fsid) {
   return translated("marking abandoned runs", [&] {
-    pqxx::nontransaction work(*m_connection->connection, "rbd-sync abandoned");
+    pqxx::nontransaction work(m_connection->connection->pqxx(), "rbd-sync abandoned");
     return static_cast<int>(
-        work.exec_params("UPDATE rbdsync.runs SET status = $2, ended_at = pg_catalog.now(), "
-                         "error = 'the run ended without recording how (killed?)' "
-                         "WHERE fsid = $1 AND status = $3",
-                         fsid, run_status_name(RunStatus::abandoned),
-                         run_status_name(RunStatus::running))
+        exec(work,
+             "UPDATE rbdsync.runs SET status = $2, ended_at = pg_catalog.now(), "
+             "error = 'the run ended without recording how (killed?)' "
+             "WHERE fsid = $1 AND status = $3",
+             fsid, run_status_name(RunStatus::abandoned), run_status_name(RunStatus::running))
             .affected_rows());
   });
 }
 
 void RunHistory::start(const RunRecord& run) {
   translated("recording the run", [&] {
-    pqxx::nontransaction work(*m_connection->connection, "rbd-sync run start");
-    work.exec_params(
-        "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status, phase) "
-        "VALUES ($1, $2, $3, $4, $5, pg_catalog.to_timestamp($6::pg_catalog.float8), $7, $8)",
-        run.run_id, run.fsid, run.trigger, run.host, run.pid, run.started_at,
-        run_status_name(RunStatus::running), run.phase);
+    pqxx::nontransaction work(m_connection->connection->pqxx(), "rbd-sync run start");
+    exec(work,
+         "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status, phase) "
+         "VALUES ($1, $2, $3, $4, $5, pg_catalog.to_timestamp($6::pg_catalog.float8), $7, $8)",
+         run.run_id, run.fsid, run.trigger, run.host, run.pid, run.started_at,
+         run_status_name(RunStatus::running), run.phase);
   });
 }
 
@@ -87,39 +87,38 @@ void RunHistory::finish(const RunRecord& run, const CommittedRun* committed_run)
   const sync::SyncReport& report = figures.report;
   const auto figure = [](std::size_t value) { return static_cast<std::int64_t>(value); };
   translated("recording the end of the run", [&] {
-    pqxx::nontransaction work(*m_connection->connection, "rbd-sync run end");
-    work.exec_params(
-        // A run that failed keeps the phase and progress it had reached: that is where
-        // it failed. Counts exist only for a run that got to the end, every image of
-        // which is done.
-        "UPDATE rbdsync.runs SET status = $2, ended_at = pg_catalog.now(), "
-        "phase = CASE WHEN $18 THEN $3 ELSE phase END, "
-        "done = CASE WHEN $18 THEN $4 ELSE done END, "
-        "total = CASE WHEN $18 THEN $4 ELSE total END, "
-        "pools = $5, images = $6, added = $7, changed = $8, removed = $9, "
-        "skipped = $10, exit_code = $11, error = nullif($12, ''), duration_seconds = $13, "
-        "stale = $14, counts = nullif($15, '')::pg_catalog.jsonb, "
-        "stale_images = nullif($16, '')::pg_catalog.jsonb, "
-        "unreadable_pools = nullif($17, '')::pg_catalog.jsonb "
-        "WHERE run_id = $1",
-        run.run_id, run_status_name(run.status), run.phase,
-        figure(report.images + report.skipped + report.stale.size()), figure(report.pools),
-        figure(report.images), figure(report.counts.images.added),
-        figure(report.counts.images.changed), figure(report.counts.images.removed),
-        figure(report.skipped), run.exit_code, display_text(run.message, Controls::escape),
-        run.duration_seconds, figure(report.stale.size()), figures.counts_json,
-        figures.stale_images_json, figures.unreadable_pools_json, committed(run.status));
+    pqxx::nontransaction work(m_connection->connection->pqxx(), "rbd-sync run end");
+    exec(work,  // A run that failed keeps the phase and progress it had reached: that is where
+                // it failed. Counts exist only for a run that got to the end, every image of
+                // which is done.
+         "UPDATE rbdsync.runs SET status = $2, ended_at = pg_catalog.now(), "
+         "phase = CASE WHEN $18 THEN $3 ELSE phase END, "
+         "done = CASE WHEN $18 THEN $4 ELSE done END, "
+         "total = CASE WHEN $18 THEN $4 ELSE total END, "
+         "pools = $5, images = $6, added = $7, changed = $8, removed = $9, "
+         "skipped = $10, exit_code = $11, error = nullif($12, ''), duration_seconds = $13, "
+         "stale = $14, counts = nullif($15, '')::pg_catalog.jsonb, "
+         "stale_images = nullif($16, '')::pg_catalog.jsonb, "
+         "unreadable_pools = nullif($17, '')::pg_catalog.jsonb "
+         "WHERE run_id = $1",
+         run.run_id, run_status_name(run.status), run.phase,
+         figure(report.images + report.skipped + report.stale.size()), figure(report.pools),
+         figure(report.images), figure(report.counts.images.added),
+         figure(report.counts.images.changed), figure(report.counts.images.removed),
+         figure(report.skipped), run.exit_code, display_text(run.message, Controls::escape),
+         run.duration_seconds, figure(report.stale.size()), figures.counts_json,
+         figures.stale_images_json, figures.unreadable_pools_json, committed(run.status));
   });
 }
 
 void RunHistory::progress(const std::string& run_id, const std::string& phase, std::int64_t done,
                           std::int64_t total) {
   translated("recording progress", [&] {
-    pqxx::nontransaction work(*m_connection->connection, "rbd-sync progress");
-    work.exec_params(
-        "UPDATE rbdsync.runs SET phase = $2, done = $3, total = $4 "
-        "WHERE run_id = $1 AND status = $5",
-        run_id, phase, done, total, run_status_name(RunStatus::running));
+    pqxx::nontransaction work(m_connection->connection->pqxx(), "rbd-sync progress");
+    exec(work,
+         "UPDATE rbdsync.runs SET phase = $2, done = $3, total = $4 "
+         "WHERE run_id = $1 AND status = $5",
+         run_id, phase, done, total, run_status_name(RunStatus::running));
   });
 }
 

@@ -34,9 +34,11 @@ void CopyBatch::clear() {
   m_rows = 0;
 }
 
-RowStager::RowStager(pqxx::work& work, std::array<StagingTable, k_staged_kinds> tables,
-                     std::size_t batch_bytes, FirstJob first, std::size_t queued_bytes)
-    : m_work(work),
+RowStager::RowStager(PgConnection& connection, pqxx::work& work,
+                     std::array<StagingTable, k_staged_kinds> tables, std::size_t batch_bytes,
+                     FirstJob first, std::size_t queued_bytes)
+    : m_connection(connection),
+      m_work(work),
       m_tables(std::move(tables)),
       m_first(std::move(first)),
       m_batch_bytes(batch_bytes),
@@ -171,8 +173,9 @@ void RowStager::write_batches() noexcept {
     Handed next;
     while (next_batch(next)) {
       const StagingTable& table = m_tables[index_of(next.kind)];
-      translated("writing the inventory",
-                 [&] { copy_into(m_work, table.name, table.columns, next.batch.lines()); });
+      translated("writing the inventory", [&] {
+        copy_into(m_connection, m_work, table.name, table.columns, next.batch.lines());
+      });
       written(next);
     }
   } catch (...) {

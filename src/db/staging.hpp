@@ -86,9 +86,9 @@ class RowStager {
   /// Starts the writer, which runs `first` (if any) and then writes batches. `queued_bytes`
   /// bounds the memory of filled batches not yet written. An exception from `first` is
   /// the writer's failure, as a failed batch is.
-  RowStager(pqxx::work& work, std::array<StagingTable, k_staged_kinds> tables,
-            std::size_t batch_bytes, FirstJob first = {},
-            std::size_t queued_bytes = k_queued_bytes);
+  RowStager(PgConnection& connection, pqxx::work& work,
+            std::array<StagingTable, k_staged_kinds> tables, std::size_t batch_bytes,
+            FirstJob first = {}, std::size_t queued_bytes = k_queued_bytes);
   /// Stops the writer without writing what it has not (the transaction is being given
   /// up) and joins it. Never throws.
   ~RowStager();
@@ -127,6 +127,7 @@ class RowStager {
   bool next_batch(Handed& next);
   void written(Handed& done);
 
+  PgConnection& m_connection;
   pqxx::work& m_work;
   const std::array<StagingTable, k_staged_kinds> m_tables;
   const FirstJob m_first;

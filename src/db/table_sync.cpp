@@ -6,8 +6,6 @@
 #include <string>
 #include <utility>
 
-#include <pqxx/tablewriter>
-
 namespace rbdsync::db {
 
 namespace {
@@ -107,24 +105,15 @@ void create_staging_table(pqxx::work& work, const std::string& name,
   work.exec("CREATE TEMPORARY TABLE " + name + " (" + definitions + ") ON COMMIT DROP");
 }
 
-// pqxx::tablewriter is deprecated in libpqxx 6.4 in favour of stream_to, but stream_to
-// only writes fixed-size tuples and has no NULL for std::optional there; our rows are
-// built at run time. write_raw_line() takes text we escaped ourselves (copy_line), and
-// the COPY stream need not be cut at rows: a whole batch goes in one PQputCopyData.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-void copy_into(pqxx::work& work, const std::string& name, const std::vector<ColumnType>& columns,
-               const std::string& lines) {
+void copy_into(PgConnection& connection, pqxx::work& work, const std::string& name,
+               const std::vector<ColumnType>& columns, const std::string& lines) {
   std::vector<std::string> quoted_columns;
   quoted_columns.reserve(columns.size());
   for (const ColumnType& column : columns) {
     quoted_columns.push_back(quoted(column.name));
   }
-  pqxx::tablewriter writer(work, name, quoted_columns.begin(), quoted_columns.end());
-  writer.write_raw_line(lines);
-  writer.complete();
+  connection.copy_lines(work, name, quoted_columns, lines);
 }
-#pragma GCC diagnostic pop
 
 TableSync::TableSync(pqxx::work& work, Table table, std::size_t staged)
     : m_work(work), m_table(std::move(table)), m_staged(staged) {}
@@ -201,12 +190,13 @@ void TableSync::upsert() {
       // Only a row whose shown values differ moves its updated_at to now(), the
       // transaction's start, which no earlier transaction's row can hold: that tells the
       // changed rows among those written, in the one statement.
-      const pqxx::row changed = m_work.exec1(
-          "WITH written AS (UPDATE " + table + " AS t SET " + set + "updated_at = CASE WHEN (" +
-          joined(shown, "t.") + ") IS DISTINCT FROM (" + shown_seen +
-          ") THEN pg_catalog.now() ELSE t.updated_at END" + update_differing +
-          " RETURNING t.updated_at = pg_catalog.now() AS shown_changed) "
-          "SELECT pg_catalog.count(*) FILTER (WHERE shown_changed) FROM written");
+      const pqxx::row changed = exec_one_row(
+          m_work, "WITH written AS (UPDATE " + table + " AS t SET " + set +
+                      "updated_at = CASE WHEN (" + joined(shown, "t.") + ") IS DISTINCT FROM (" +
+                      shown_seen + ") THEN pg_catalog.now() ELSE t.updated_at END" +
+                      update_differing +
+                      " RETURNING t.updated_at = pg_catalog.now() AS shown_changed) "
+                      "SELECT pg_catalog.count(*) FILTER (WHERE shown_changed) FROM written");
       m_counts.changed = changed[0].as<std::size_t>();
     }
   }

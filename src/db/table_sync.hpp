@@ -14,6 +14,8 @@
 
 #include <pqxx/pqxx>
 
+#include "db/pqxx_compat.hpp"
+
 #include "sync/sink.hpp"
 
 namespace rbdsync::db {
@@ -73,9 +75,9 @@ void create_staging_table(pqxx::work& work, const std::string& name,
                           const std::vector<ColumnType>& columns);
 
 /// COPYs `lines` (COPY text lines separated by newlines, none after the last) into
-/// table `name` of `columns`, as one statement.
-void copy_into(pqxx::work& work, const std::string& name, const std::vector<ColumnType>& columns,
-               const std::string& lines);
+/// table `name` of `columns`, as one statement of `work` on `connection`.
+void copy_into(PgConnection& connection, pqxx::work& work, const std::string& name,
+               const std::vector<ColumnType>& columns, const std::string& lines);
 
 /// Which stored rows a sync may delete: those of `fsid` in the pools it read, or in
 /// every pool when it read them all (but those it was not permitted to read).

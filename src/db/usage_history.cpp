@@ -1,5 +1,7 @@
 #include "db/usage_history.hpp"
 
+#include "db/pqxx_compat.hpp"
+
 namespace rbdsync::db {
 
 namespace {
@@ -54,7 +56,8 @@ std::size_t record_usage_history(pqxx::work& work, const std::string& fsid,
   for (const std::int64_t id : pool_ids) {
     ids += (ids.empty() ? "" : ",") + std::to_string(id);
   }
-  const pqxx::result pools = work.exec_params(
+  const pqxx::result pools = exec(
+      work,
       std::string("INSERT INTO rbdsync.pool_usage_history (fsid, pool_id, run_id, stored_bytes, "
                   "objects, used_bytes, max_avail_bytes, images, provisioned_bytes) "
                   "SELECT n.fsid, n.pool_id, $2, n.stored_bytes, n.objects, n.used_bytes, "
@@ -64,12 +67,13 @@ std::size_t record_usage_history(pqxx::work& work, const std::string& fsid,
           "h.max_avail_bytes, h.images, h.provisioned_bytes) IS DISTINCT FROM (n.stored_bytes, "
           "n.objects, n.used_bytes, n.max_avail_bytes, n.images, n.provisioned_bytes)",
       fsid, run_id, "{" + ids + "}");
-  work.exec_params(std::string("INSERT INTO rbdsync.cluster_usage_history (fsid, run_id, ") +
-                       k_totals_columns + ") SELECT $1, $2, n.* FROM (" + k_cluster_totals +
-                       ") AS n WHERE NOT EXISTS (SELECT 1 FROM (SELECT " + k_totals_columns +
-                       " FROM rbdsync.cluster_usage_history WHERE fsid = $1 "
-                       "ORDER BY recorded_at DESC, id DESC LIMIT 1) AS h WHERE h = n)",
-                   fsid, run_id);
+  exec(work,
+       std::string("INSERT INTO rbdsync.cluster_usage_history (fsid, run_id, ") + k_totals_columns +
+           ") SELECT $1, $2, n.* FROM (" + k_cluster_totals +
+           ") AS n WHERE NOT EXISTS (SELECT 1 FROM (SELECT " + k_totals_columns +
+           " FROM rbdsync.cluster_usage_history WHERE fsid = $1 "
+           "ORDER BY recorded_at DESC, id DESC LIMIT 1) AS h WHERE h = n)",
+       fsid, run_id);
   return pools.affected_rows();
 }
 

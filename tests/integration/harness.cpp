@@ -23,9 +23,13 @@
 #include "common/fd.hpp"
 #include "common/uuid.hpp"
 #include "db/pg_store.hpp"
+#include "db/pqxx_compat.hpp"
 #include "lock/holder_record.hpp"
 
 namespace rbdsync::testing {
+
+using db::exec;
+using db::exec_one_row;
 
 namespace {
 
@@ -721,10 +725,10 @@ TestDatabase::~TestDatabase() {
     // in the database (it is not ours to terminate). Our own leftover sessions are
     // ended here; a plain DROP DATABASE then waits for them (up to 5 s) and makes
     // autovacuum step aside by itself.
-    work.exec_params(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-        "WHERE datname = $1 AND usename = current_user AND pid <> pg_backend_pid()",
-        m_name);
+    exec(work,
+         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+         "WHERE datname = $1 AND usename = current_user AND pid <> pg_backend_pid()",
+         m_name);
     work.exec("DROP DATABASE IF EXISTS " + quote_ident(m_name));
   } catch (const std::exception& e) {
     ADD_FAILURE() << "dropping test database " << m_name << ": " << e.what();
@@ -811,9 +815,9 @@ std::vector<std::string> TestDatabase::settled_write_counts() const {
     }
     std::sort(counts.begin(), counts.end());
     const bool rbd_sync_connected =
-        work.exec1(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND application_name = 'rbd-sync'")[0]
+        exec_one_row(work,
+                     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                     "AND application_name = 'rbd-sync'")[0]
             .as<int>() > 0;
     return std::make_pair(counts, rbd_sync_connected);
   };

@@ -19,9 +19,13 @@
 
 #include <rados/librados.hpp>
 
+#include "db/pqxx_compat.hpp"
 #include "integration/harness.hpp"
 
 namespace rbdsync::testing {
+
+using db::exec;
+using db::exec_with;
 namespace {
 
 using nlohmann::json;
@@ -936,7 +940,7 @@ TEST_F(SchemaDocTest, EveryExampleQueryRunsAndFindsRows) {
     pqxx::work work(*connection);
     pqxx::result rows;
     try {
-      rows = work.exec_params(query.sql, pqxx::prepare::make_dynamic_params(arguments));
+      rows = exec_with(work, query.sql, arguments);
     } catch (const std::exception& e) {
       ADD_FAILURE() << e.what() << query.sql;
       continue;
@@ -950,8 +954,7 @@ TEST_F(SchemaDocTest, EveryExampleQueryRunsAndFindsRows) {
       work.exec("DROP INDEX rbdsync.images_by_name");
       work.exec("ALTER TABLE rbdsync.images DROP CONSTRAINT images_pkey CASCADE");
       std::string plan;
-      for (const auto& row : work.exec_params("EXPLAIN " + query.sql,
-                                              pqxx::prepare::make_dynamic_params(arguments))) {
+      for (const auto& row : exec_with(work, "EXPLAIN " + query.sql, arguments)) {
         plan += row[0].c_str() + std::string("\n");
       }
       EXPECT_NE(plan.find("images_by_parent"), std::string::npos) << plan;

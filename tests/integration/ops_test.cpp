@@ -10,10 +10,14 @@
 #include <thread>
 
 #include "common/run_status.hpp"
+#include "db/pqxx_compat.hpp"
 #include "integration/harness.hpp"
 #include "lock/file_lock.hpp"
 
 namespace rbdsync::testing {
+
+using db::exec;
+using db::exec_one_row;
 namespace {
 
 constexpr int k_images = 400;
@@ -35,9 +39,9 @@ TEST_F(OpsTest, RunsCheckConstraintAllowsExactlyTheRunStatuses) {
   auto connection = db.connect();
   pqxx::nontransaction work(*connection);
   const auto definition =
-      work.exec1(
-              "SELECT pg_get_constraintdef(oid) FROM pg_constraint "
-              "WHERE conname = 'runs_status_check' AND conrelid = 'rbdsync.runs'::regclass")[0]
+      exec_one_row(work,
+                   "SELECT pg_get_constraintdef(oid) FROM pg_constraint "
+                   "WHERE conname = 'runs_status_check' AND conrelid = 'rbdsync.runs'::regclass")[0]
           .as<std::string>();
   EXPECT_EQ(definition, "CHECK ((status = ANY (ARRAY[" + allowed + "])))");
 }

@@ -87,8 +87,8 @@ class Counter {
 class RowStagerTest : public ::testing::Test {
  protected:
   // Temporary tables only: the test server's own database is enough.
-  pqxx::connection connection{required_env("RBDSYNC_TEST_DB")};
-  pqxx::work work{connection};
+  db::PgConnection connection{required_env("RBDSYNC_TEST_DB")};
+  pqxx::work work{connection.pqxx()};
   std::array<db::StagingTable, db::k_staged_kinds> tables = create_tables(work);
 };
 
@@ -99,7 +99,7 @@ TEST_F(RowStagerTest, EveryRowReachesItsKindsTableWhateverTheBatchSize) {
     SCOPED_TRACE("batch_bytes " + std::to_string(batch_bytes));
     std::array<std::vector<std::string>, db::k_staged_kinds> expected;
     {
-      RowStager stager(work, tables, batch_bytes, {}, 4096);
+      RowStager stager(connection, work, tables, batch_bytes, {}, 4096);
       for (int n = 0; n < k_rows; ++n) {
         // Unevenly spread over the kinds: kinds 0-3 get the rows with n % 7 == k, kind 4
         // the rest.
@@ -126,8 +126,8 @@ TEST_F(RowStagerTest, TheReaderWaitsWhileTheWriterIsTheQueuedBoundBehind) {
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   RowStager stager(
-      work, tables, 1, [released](pqxx::work&, const RowStager::Abandoned&) { released.wait(); },
-      1);
+      connection, work, tables, 1,
+      [released](pqxx::work&, const RowStager::Abandoned&) { released.wait(); }, 1);
   Counter added;
   std::thread reader([&] {
     for (int n = 0; n < 10; ++n) {
@@ -149,7 +149,7 @@ TEST_F(RowStagerTest, TheReaderWaitsWhileTheWriterIsTheQueuedBoundBehind) {
 TEST_F(RowStagerTest, AFailedBatchReachesTheReaderAtItsNextHandOverAndInFinish) {
   // The images' table does not exist: the writer's first COPY fails.
   tables[static_cast<std::size_t>(StagedKind::images)].name = "no_such_staging_table";
-  RowStager stager(work, tables, 1, {}, 1);
+  RowStager stager(connection, work, tables, 1, {}, 1);
   stager.add(StagedKind::images, numbered_row(1));
   // The failed batch is never counted written, so with a bound of one byte the next
   // hand-over waits until the writer has failed, and then throws its Error.
@@ -165,7 +165,7 @@ TEST_F(RowStagerTest, AFailedBatchReachesTheReaderAtItsNextHandOverAndInFinish) 
 }
 
 TEST_F(RowStagerTest, AFailedFirstJobReachesTheReaderAsItsError) {
-  RowStager stager(work, tables, 1, [](pqxx::work&, const RowStager::Abandoned&) {
+  RowStager stager(connection, work, tables, 1, [](pqxx::work&, const RowStager::Abandoned&) {
     throw Error(ExitCode::data, "the first job failed");
   });
   try {
@@ -183,7 +183,7 @@ TEST_F(RowStagerTest, AStagerGivenUpStopsItsFirstJobAndWritesNothingMore) {
   Counter started;
   {
     RowStager stager(
-        work, tables, 1,
+        connection, work, tables, 1,
         [&](pqxx::work&, const RowStager::Abandoned& abandoned) {
           started.increment();
           // As the marks load does between its FETCHes.

@@ -122,8 +122,10 @@ std::vector<sync::StaleImage> stale_images(int generation) {
           {{2, "", "id-unseen"}, "unseen", "pool-b/unseen", "timed out"}};
 }
 
-class SinkStreamTest : public IntegrationTest {
+class SinkStreamTest : public ::testing::Test {
  protected:
+  TestDatabase db;  // no Ceph cluster: label postgres
+
   /// Migrates `database` and records a run there for the usage history to name.
   static std::string prepare(const TestDatabase& database) {
     return database.migrate_and_start_run(k_fsid);

@@ -17,7 +17,14 @@ install(FILES cron/rbd-sync.cron DESTINATION /etc/cron.d RENAME rbd-sync)
 install(PROGRAMS cron/rbd-sync-cron-job DESTINATION libexec/rbd-sync RENAME cron-job)
 install(FILES cron/rbd-sync.default DESTINATION /etc/default RENAME rbd-sync)
 install(FILES cron/rbd-sync.logrotate DESTINATION /etc/logrotate.d RENAME rbd-sync)
-install(FILES cron/rbd-sync.service cron/rbd-sync.timer DESTINATION /lib/systemd/system)
+# Where this release's systemd wants units: /lib/systemd/system on Debian 12,
+# /usr/lib/systemd/system from 13 (merged /usr; lintian's aliased-location otherwise).
+# systemd.pc is in systemd on 12 and in systemd-dev from 13 (debian/control).
+pkg_get_variable(RBDSYNC_SYSTEMD_UNIT_DIR systemd systemdsystemunitdir)
+if(NOT RBDSYNC_SYSTEMD_UNIT_DIR)
+  set(RBDSYNC_SYSTEMD_UNIT_DIR /lib/systemd/system)
+endif()
+install(FILES cron/rbd-sync.service cron/rbd-sync.timer DESTINATION ${RBDSYNC_SYSTEMD_UNIT_DIR})
 # The shared lock directory (root:rbd-sync, 3770), made at boot; the package's postinst
 # creates the group and applies it at installation.
 install(FILES cron/rbd-sync.tmpfiles DESTINATION lib/tmpfiles.d RENAME rbd-sync.conf)

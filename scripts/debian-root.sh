@@ -41,7 +41,8 @@ packages() {
         libspdlog-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libgtest-dev libgmock-dev
         ceph-mon ceph-osd ceph-common postgresql postgresql-client
         uuid-runtime util-linux procps iproute2 python3 python3-django python3-psycopg2
-        dpkg-dev debhelper lintian logrotate gzip groff-base systemd python3-prometheus-client
+        dpkg-dev debhelper lintian logrotate gzip groff-base systemd systemd-dev
+        python3-prometheus-client
     )
     case $suite in
         trixie | sid) ;;

@@ -50,6 +50,9 @@ extra_pkgs=(
     python3-psycopg2 python3-django libjs-chart.js
     chromium chromium-driver python3-selenium python3-rados python3-rbd
 )
+# scripts/test.sh --all builds and tests in a Debian 13 root that mmdebstrap makes from
+# Debian's archive (scripts/debian-root.sh).
+extra_pkgs+=(mmdebstrap)
 
 all_pkgs=("${build_pkgs[@]}" "${lib_pkgs[@]}" "${service_pkgs[@]}" "${extra_pkgs[@]}")
 

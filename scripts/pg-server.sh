@@ -51,8 +51,9 @@ source "$(dirname "$0")/lib/sandbox.sh"
 # settings (PGHOST, PGUSER, even PGPASSWORD, which would override pgpass) must
 # not leak into our psql calls. Done first, before we define PG_* constants.
 PORT=${PG_SERVER_PORT:-auto}
-PG_BIN=${PG_SERVER_BIN:-}
+bin_knob=${PG_SERVER_BIN:-}
 unset "${!PG@}"
+PG_BIN=$bin_knob
 
 # The newest major version installed, unless PG_SERVER_BIN names a bin directory. start
 # and stop run in the same root (the host, or a root of scripts/debian-root.sh), so they

@@ -8,8 +8,11 @@
 #                            module checks), run side by side (ctest -j).
 #   ./scripts/test.sh --all  what CI runs (.ci/run): the default, plus the benches'
 #                            smoke runs, the Debian package, the console in headless
-#                            Chromium, the ASan/UBSan build and its pass, and the decoders
-#                            fuzzed (build-fuzz/: clang and libFuzzer).
+#                            Chromium, the ASan/UBSan build and its pass, the decoders
+#                            fuzzed (build-fuzz/: clang and libFuzzer), and Debian 13: a
+#                            root of it (scripts/debian-root.sh) where rbd-sync builds, its
+#                            unit and PostgreSQL 17 tests run and its package is checked
+#                            (scripts/test-in-root.sh, build-trixie/).
 #
 # Both install what is missing first (scripts/deps.sh), stop the services on any exit,
 # print how long each part took, and exit non-zero on any failure. docs/testing.md says
@@ -18,7 +21,9 @@
 # Knobs: RBDSYNC_TEST_JOBS (tests side by side; default 4, docs/testing.md has the
 #        measurements), RBDSYNC_TEST_CEPH_PORT and RBDSYNC_TEST_PG_PORT (default: free
 #        ports, so that suites and scripts/demo.sh run beside each other),
-#        RBDSYNC_TIDY_CACHE (scripts/tidy-cached.py; `off` checks every file).
+#        RBDSYNC_TIDY_CACHE (scripts/tidy-cached.py; `off` checks every file),
+#        RBDSYNC_ROOTS (where --all keeps its Debian roots; default
+#        /var/cache/rbd-sync/roots: made once, remade when their package list changes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -61,6 +66,16 @@ part() {
 t=$(date +%s.%N)
 "$root/scripts/deps.sh"
 timings+=("deps $(elapsed "$t")s")
+
+# --all: the Debian 13 root is made from the archive (~100 s, mostly download) while the
+# host builds; it is waited for at the end.
+roots=${RBDSYNC_ROOTS:-/var/cache/rbd-sync/roots}
+if ((all)); then
+    mkdir -p "$roots"
+    t_root=$(date +%s.%N)
+    "$root/scripts/debian-root.sh" make trixie "$roots/trixie" >"$roots/trixie.log" 2>&1 &
+    root_pid=$!
+fi
 
 # -DRBDSYNC_TESTS=ON: scripts/demo.sh builds build/ without the tests, and the cache would
 # otherwise keep that. The benches are built in --all only.
@@ -152,6 +167,21 @@ if ((all)); then
     if part "build build-fuzz/ (clang, libFuzzer + ASan + UBSan, decoders only)" build_fuzz; then
         part "fuzzing the decoders in build-fuzz/" \
             ctest --test-dir build-fuzz --output-on-failure -j "$build_jobs" -L fuzz || true
+    fi
+fi
+
+if ((all)); then
+    root_status=0
+    wait "$root_pid" || root_status=$?
+    timings+=("make the Debian 13 root, beside the rest $(elapsed "$t_root")s")
+    if ((root_status != 0)); then
+        tail -n 20 "$roots/trixie.log" >&2
+        say "FAILED: making the Debian 13 root (log above)"
+        failed=1
+    else
+        part "Debian 13: build, unit and PostgreSQL 17 tests, package (build-trixie/)" \
+            "$root/scripts/debian-root.sh" run "$roots/trixie" \
+            "$root/scripts/test-in-root.sh" "$root/build-trixie" || true
     fi
 fi
 

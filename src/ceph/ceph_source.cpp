@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <ctime>
+#include <fstream>
 #include <list>
 #include <map>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "ceph/direct_reader.hpp"
 #include "ceph/directory_pager.hpp"
 #include "ceph/image_reader.hpp"
+#include "ceph/key_type.hpp"
 #include "ceph/librbd_batch.hpp"
 #include "ceph/not_permitted.hpp"
 #include "ceph/pool_figures.hpp"
@@ -32,6 +34,62 @@ using inventory::ImageRef;
 using inventory::Pool;
 
 namespace {
+
+/// The key `client_name` connects with, as librados found it: the `key` option, else
+/// its section in the first keyring file of the `keyring` option that has one. nullopt
+/// when none is found (a keyring librados could read and we cannot is no matter here:
+/// this only explains a failure).
+std::optional<std::string> configured_key(librados::Rados& rados, const std::string& client_name) {
+  std::string value;
+  if (rados.conf_get("key", value) == 0 && !value.empty()) {
+    return value;
+  }
+  if (rados.conf_get("keyring", value) != 0) {
+    return std::nullopt;
+  }
+  // Ceph separates the files of `keyring` with commas, semicolons or blanks.
+  std::size_t start = 0;
+  while (start < value.size()) {
+    const std::size_t end = value.find_first_of(",; \t", start);
+    const std::string path =
+        value.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    start = end == std::string::npos ? value.size() : end + 1;
+    std::ifstream file(path);
+    if (path.empty() || !file) {
+      continue;
+    }
+    constexpr std::size_t k_max_keyring_bytes = 1U << 20U;
+    std::string text(k_max_keyring_bytes, '\0');
+    file.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(file.gcount()));
+    if (auto key = keyring_key(text, client_name)) {
+      return key;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Throws the one-line reason a connection failed with `error` when it is the key's
+/// type: Ceph 20 makes aes256k keys, and a client library before it cannot read one
+/// (it reports EIO, "error parsing file ... Malformed input" in its own log).
+void explain_key_type(librados::Rados& rados, const std::string& client_name, int error) {
+  if (error != -EIO) {
+    return;
+  }
+  const std::optional<std::string> key = configured_key(rados, client_name);
+  const std::optional<std::uint16_t> type = key ? key_type(*key) : std::nullopt;
+  if (!type || *type == k_key_type_aes) {
+    return;
+  }
+  throw Error(ExitCode::config,
+              "cannot connect to the Ceph cluster as '" + client_name + "': its key is of type " +
+                  key_type_name(*type) +
+                  ", which the Ceph client library rbd-sync is built against cannot read "
+                  "(Ceph before 20 Tentacle knows only aes)",
+              "build rbd-sync against Ceph >= 20 (Debian sid), or give " + client_name +
+                  " a key of type aes where the cluster still allows that cipher "
+                  "(auth_allowed_ciphers)");
+}
 
 // Like `rbd` without --cluster: the name selects $cluster in ceph.conf paths and nothing on
 // the cluster itself.
@@ -186,6 +244,7 @@ CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cl
                 "check that the keyring holds that client's current key (ceph auth get " +
                     config.client_name + ")");
   }
+  explain_key_type(rados, config.client_name, connected);
   check(connected, "cannot connect to the Ceph cluster as '" + config.client_name + "'");
   spdlog::debug("connected to Ceph as {}", config.client_name);
 }

@@ -54,19 +54,21 @@ auto translated(const std::string& what, Body&& body) -> decltype(body()) {
     throw Error(ExitCode::config, what + ": " + one_line(e.what()),
                 "run 'rbd-sync migrate' against this database first");
   } catch (const pqxx::sql_error& e) {
-    if (lost_the_server(e.sqlstate())) {
+    // sqlstate() is a std::string in libpqxx 6 and 7, a std::string_view in 8.
+    const std::string sqlstate(e.sqlstate());
+    if (lost_the_server(sqlstate)) {
       throw Error(ExitCode::unavailable,
                   what + ": lost the connection to PostgreSQL (server stopped or session ended): " +
                       one_line(e.what()),
                   "check the server's state and log; the database is unchanged");
     }
-    if (e.sqlstate() == "57014") {  // query_canceled: statement_timeout or a cancel
+    if (sqlstate == "57014") {  // query_canceled: statement_timeout or a cancel
       throw Error(ExitCode::unavailable,
                   what + ": PostgreSQL cancelled the statement: " + one_line(e.what()),
                   "look for sessions holding locks on the rbdsync tables, or raise --db-timeout");
     }
     throw Error(ExitCode::internal,
-                what + ": PostgreSQL refused a statement (SQLSTATE " + e.sqlstate() +
+                what + ": PostgreSQL refused a statement (SQLSTATE " + sqlstate +
                     "): " + one_line(e.what()),
                 "report this as a bug with the log; the database is unchanged");
   } catch (const std::exception& e) {

@@ -106,7 +106,7 @@ sync::UsageMarks load_usage_marks(pqxx::work& work, const std::string& fsid,
   const std::string fetch = "FETCH " + std::to_string(k_chunk_rows) + " FROM usage_marks";
   for (;;) {
     const pqxx::result chunk = work.exec(fetch);
-    for (const pqxx::row& row : chunk) {
+    for (const auto& row : chunk) {
       // Stored as the signed bigint with the same 64 bits (inventory_rows.cpp).
       marks.add(row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(),
                 static_cast<std::uint64_t>(row[3].as<std::int64_t>()));

@@ -45,7 +45,8 @@ PgConnection::PgConnection(const std::string& conninfo) {
   // libpqxx opens the connection (its errors stay its own), then lends us the PGconn
   // and takes it back: both sides use the same session, libpqxx still closes it.
   pqxx::connection opened{conninfo};
-  PGconn* raw = std::move(opened).release_raw_connection();
+  // A void* in libpqxx 8, PGconn* in 7.
+  auto* raw = static_cast<PGconn*>(std::move(opened).release_raw_connection());
   m_raw = raw;
   m_connection = std::make_unique<pqxx::connection>(pqxx::connection::seize_raw_connection(raw));
 #else

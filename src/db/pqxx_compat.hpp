@@ -25,12 +25,17 @@
 #error "rbd-sync needs libpqxx 6.4, 7.7 or later (Debian 12: 6.4, Debian 13: 7.10, sid: 8.0)"
 #endif
 
+/// libpqxx 7.10 or later: exec(query, params) and result::one_row(), without the
+/// deprecated forms.
+#define RBDSYNC_PQXX_7_10 \
+  (PQXX_VERSION_MAJOR > 7 || (PQXX_VERSION_MAJOR == 7 && PQXX_VERSION_MINOR >= 10))
+
 namespace rbdsync::db {
 
 /// Runs `sql` with `args` as its $1, $2, ... parameters.
 template <typename... Args>
 pqxx::result exec(pqxx::transaction_base& work, const std::string& sql, Args&&... args) {
-#if PQXX_VERSION_MAJOR > 7 || (PQXX_VERSION_MAJOR == 7 && PQXX_VERSION_MINOR >= 10)
+#if RBDSYNC_PQXX_7_10
   return work.exec(sql, pqxx::params{std::forward<Args>(args)...});
 #else
   return work.exec_params(sql, std::forward<Args>(args)...);
@@ -40,7 +45,7 @@ pqxx::result exec(pqxx::transaction_base& work, const std::string& sql, Args&&..
 /// Runs `sql` with `arguments`, a list known only at run time, as its parameters.
 inline pqxx::result exec_with(pqxx::transaction_base& work, const std::string& sql,
                               const std::vector<std::string>& arguments) {
-#if PQXX_VERSION_MAJOR > 7 || (PQXX_VERSION_MAJOR == 7 && PQXX_VERSION_MINOR >= 10)
+#if RBDSYNC_PQXX_7_10
   pqxx::params params;
   for (const std::string& argument : arguments) {
     params.append(argument);
@@ -55,12 +60,17 @@ inline pqxx::result exec_with(pqxx::transaction_base& work, const std::string& s
 /// returns none or more than one, as exec1() did.
 template <typename... Args>
 pqxx::row exec_one_row(pqxx::transaction_base& work, const std::string& sql, Args&&... args) {
+#if RBDSYNC_PQXX_7_10
+  // Indexing a result gives a row_ref in libpqxx 8, which must not outlive the result.
+  return exec(work, sql, std::forward<Args>(args)...).one_row();
+#else
   const pqxx::result result = exec(work, sql, std::forward<Args>(args)...);
   if (result.size() != 1) {
     throw pqxx::unexpected_rows("expected 1 row from a statement, got " +
                                 std::to_string(result.size()));
   }
   return result[0];
+#endif
 }
 
 /// A libpqxx connection that never reconnects behind our back, and that takes COPY text

@@ -355,6 +355,17 @@ TEST_F(FaultTest, WrongCephxKeyFailsAsNoPermission) {
   expect_failure("wrong cephx key", result, 77, "refused to authenticate");
 }
 
+// Ceph 20 makes keys of type aes256k ("AgB..."); a client library before it cannot
+// read one and fails with EIO. This build's library is Ceph 16 or 18 (the suite runs it
+// against the host's Pacific cluster): the error names the key's type and the fix.
+TEST_F(FaultTest, AKeyOfATypeTheLibraryCannotReadIsNamedWithTheFix) {
+  std::ofstream(dir.file("keyring"))
+      << "[client.rbdsync]\n\tkey = AgBYRFdnAAAAABAAd+8mMiIaqG0PCe5Db4CHiQ==\n";
+  const RunResult result = sync({"--pool", pool, "--keyring", dir.file("keyring")});
+  expect_failure("aes256k key", result, 78, "its key is of type aes256k");
+  EXPECT_NE(result.err.find("build rbd-sync against Ceph >= 20"), std::string::npos) << result.err;
+}
+
 TEST_F(FaultTest, MissingKeyringFailsAsConfiguration) {
   const RunResult result = sync({"--pool", pool, "--keyring", dir.file("no-such.keyring")});
   expect_failure("missing keyring", result, 78, "keyring");

@@ -21,6 +21,13 @@
 #                             the mgr then creates a pool "device_health_metrics".
 #   CEPH_CLUSTER_OBJECTSTORE  memstore (default; data in OSD RAM) | bluestore
 #                             (10 GiB sparse file in DIR; ~3 s slower start)
+#   CEPH_CLUSTER_ROOT         a root of scripts/debian-root.sh (e.g. Debian 13's, Ceph
+#                             18 Reef): the daemons and admin CLIs are that release's,
+#                             run inside it; DIR and the ports are shared with the host,
+#                             so a client built here talks to it as to any cluster.
+#                             Recorded in DIR: stop/status/kill-mon/start-mon follow it.
+#                             env.sh then also exports RBDSYNC_TEST_CEPH_ROOT, for tests
+#                             that run that release's rbd CLI.
 #   CEPH_CLUSTER_OSD_MEMORY_TARGET  bytes (default 1073741824, a quarter of Ceph's
 #                             4 GiB: a test cluster holds little). Benchmarks of
 #                             100,000 images set Ceph's default, or bluestore's
@@ -59,6 +66,7 @@ readonly MGR_ID=x
 readonly OSD_ID=0
 readonly PROBE_POOL=readiness-probe
 readonly MARKER=.ceph-cluster-dir   # marks DIR as ours: stop only rm -rf's such dirs
+readonly ROOT_RECORD=ceph-root      # the CEPH_CLUSTER_ROOT the cluster was started from
 
 
 usage() {
@@ -374,6 +382,9 @@ write_env() {
         printf 'export RBDSYNC_TEST_CEPH_DIR=%q\n' "$DIR"
         echo "export RBDSYNC_TEST_CEPH_ID=rbdsync"
         echo "export RBDSYNC_TEST_CEPH_ADMIN_ID=admin"
+        if [[ -n ${RBDSYNC_IN_CEPH_ROOT:-} ]]; then
+            printf 'export RBDSYNC_TEST_CEPH_ROOT=%q\n' "$RBDSYNC_IN_CEPH_ROOT"
+        fi
     } > "$DIR/env.sh"
 }
 
@@ -440,6 +451,9 @@ cmd_start() {
     mkdir -p "$DIR"
     chmod 0700 "$DIR"     # keyrings inside; only the invoking user needs access
     echo "$PROG" > "$DIR/$MARKER"
+    if [[ -n ${RBDSYNC_IN_CEPH_ROOT:-} ]]; then
+        echo "$RBDSYNC_IN_CEPH_ROOT" > "$DIR/$ROOT_RECORD"
+    fi
     mkdir -p "$DIR"/{run,log,mon,osd,mgr,crash}
     : > "$DIR/daemons.pids"
 
@@ -514,6 +528,19 @@ DIR=$(sandbox_dir "$2")
 CONF=$DIR/ceph.conf
 # Nothing from the caller's ceph environment may leak into our admin calls.
 unset CEPH_ARGS
+# A cluster of another release runs inside its root: this script again, in there (the
+# tree is bound at its own path), once.
+if [[ -z ${RBDSYNC_IN_CEPH_ROOT:-} ]]; then
+    ceph_root=${CEPH_CLUSTER_ROOT:-}
+    if [[ $1 != start && -f $DIR/$ROOT_RECORD ]]; then
+        ceph_root=$(< "$DIR/$ROOT_RECORD")
+    fi
+    if [[ -n $ceph_root ]]; then
+        [[ -d $ceph_root ]] || die "CEPH_CLUSTER_ROOT '$ceph_root' is not a directory"
+        RBDSYNC_IN_CEPH_ROOT=$(realpath -- "$ceph_root") exec \
+            "$(dirname "$SELF")/debian-root.sh" run "$ceph_root" "$SELF" "$1" "$DIR"
+    fi
+fi
 cd /   # keep no handle on a caller dir; all paths are absolute
 
 case $1 in

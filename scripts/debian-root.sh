@@ -94,7 +94,10 @@ cmd_run() {
             mkdir -p "$dir$m"
             mount --rbind "$m" "$dir$m"
         done
-        exec chroot "$dir" /usr/bin/env -C "$PWD" "$@"
+        # The caller'"'"'s directory when it exists in there too (the tree, /tmp), else /.
+        wd=/
+        [[ -d $dir$PWD ]] && wd=$PWD
+        exec chroot "$dir" /usr/bin/env -C "$wd" "$@"
     ' bash "$dir" "$root" "$@"
 }
 

@@ -113,8 +113,8 @@ tidy_pid=$!
 t_tidy=$(date +%s.%N)
 
 # In build/: everything but what --all adds. --all runs all of it.
-only_default=(-LE "package|browser|bench")
-((all)) && only_default=()
+only_default=(-LE "package|browser|bench|matrix")
+((all)) && only_default=(-LE matrix)
 part "the suite in build/ (ctest -j $test_jobs)" \
     ctest --test-dir build --output-on-failure --timeout 900 -j "$test_jobs" "${only_default[@]}" ||
     true
@@ -150,7 +150,7 @@ if ((all)); then
         LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             ctest --test-dir build-asan --output-on-failure --timeout 900 -j "$test_jobs" \
-                -LE "lint|package|browser|django|bench" \
+                -LE "lint|package|browser|django|bench|matrix" \
                 -E "PerImageCost|FiftyRuns|TwentyPresses|ObjectMapBound"
     }
     if part "build build-asan/ (Debug, ASan + UBSan)" build_asan; then

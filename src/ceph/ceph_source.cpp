@@ -86,9 +86,10 @@ void explain_key_type(librados::Rados& rados, const std::string& client_name, in
                   key_type_name(*type) +
                   ", which the Ceph client library rbd-sync is built against cannot read "
                   "(Ceph before 20 Tentacle knows only aes)",
-              "build rbd-sync against Ceph >= 20 (Debian sid), or give " + client_name +
-                  " a key of type aes where the cluster still allows that cipher "
-                  "(auth_allowed_ciphers)");
+              "build rbd-sync against Ceph >= 20 (Debian sid); or, where the cluster still "
+              "allows aes (auth_allowed_ciphers), give " +
+                  client_name + " a key of that type (ceph auth rotate " + client_name +
+                  " --key_type aes)");
 }
 
 // Like `rbd` without --cluster: the name selects $cluster in ceph.conf paths and nothing on
@@ -334,6 +335,18 @@ void CephSource::keep_readable(bool every_pool, sync::PoolSelection& selection) 
     if (r == 0) {
       readable.push_back(std::move(pool));
       continue;
+    }
+    if (r == -ETIMEDOUT) {
+      // The mon answered (it listed the pool) and no OSD did. Since Reef the mon issues
+      // no OSD ticket to a client without osd caps, so such a client waits out its
+      // timeout instead of being refused as on Pacific: both causes are named.
+      throw Error(ExitCode::unavailable,
+                  "cannot read pool '" + pool.name + "': " + errno_text(-r) +
+                      " (the mon answered, no OSD did)",
+                  "check that the OSDs are up (ceph -s) and that client '" +
+                      m_cluster->client_name +
+                      "' has osd caps (give it osd 'profile rbd-read-only': Ceph 18 and later "
+                      "do not answer a client without any), or raise --ceph-timeout");
     }
     if (!is_permission_errno(-r)) {
       check(r, "cannot read pool '" + pool.name + "'");

@@ -193,14 +193,31 @@ void run_script(const std::string& name, const std::vector<std::string>& args) {
   }
 }
 
+namespace {
+
+/// The argv of Ceph's CLI `tool` with the test cluster's conf and admin user: the
+/// cluster's own release's (RBDSYNC_TEST_CEPH_ROOT: a cluster started from a root of
+/// scripts/debian-root.sh, whose tools are run in there), else the host's.
+std::vector<std::string> ceph_cli(const char* tool) {
+  std::vector<std::string> argv;
+  const char* root = std::getenv("RBDSYNC_TEST_CEPH_ROOT");
+  if (root != nullptr && *root != '\0') {
+    argv = {std::string(RBDSYNC_SOURCE_DIR) + "/scripts/debian-root.sh", "run", root};
+  }
+  argv.insert(argv.end(), {tool, "--conf", required_env("RBDSYNC_TEST_CEPH_CONF"), "--id",
+                           required_env("RBDSYNC_TEST_CEPH_ADMIN_ID")});
+  return argv;
+}
+
+}  // namespace
+
 nlohmann::json rbd_json(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"rbd", "--conf", required_env("RBDSYNC_TEST_CEPH_CONF"), "--id",
-                                required_env("RBDSYNC_TEST_CEPH_ADMIN_ID")};
+  std::vector<std::string> argv = ceph_cli("rbd");
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--format", "json"});
-  std::string command = "rbd";
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    command += " " + argv[i];
+  std::string command;
+  for (const std::string& arg : argv) {
+    command += (command.empty() ? "" : " ") + arg;
   }
   // The reference tool itself sometimes aborts on a loaded host (pacific's rbd: "terminate
   // called after throwing std::system_error: Invalid argument" in librados'
@@ -226,8 +243,7 @@ nlohmann::json rbd_json(const std::vector<std::string>& args) {
 }
 
 std::string rados(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"rados", "--conf", required_env("RBDSYNC_TEST_CEPH_CONF"), "--id",
-                                required_env("RBDSYNC_TEST_CEPH_ADMIN_ID")};
+  std::vector<std::string> argv = ceph_cli("rados");
   argv.insert(argv.end(), args.begin(), args.end());
   const RunResult result = run_program(argv, 60);
   if (result.exit_code != 0) {
@@ -644,6 +660,18 @@ std::string CephAdmin::mon_command(const std::string& command) {
   return out.to_str();
 }
 
+int CephAdmin::release() {
+  // "ceph version 18.2.7 (6b0e98...) reef (stable)"
+  const auto answer =
+      nlohmann::json::parse(mon_command(R"({"prefix": "version", "format": "json"})"));
+  const std::string version = answer.at("version").get<std::string>();
+  const std::string prefix = "ceph version ";
+  if (version.rfind(prefix, 0) != 0) {
+    throw std::runtime_error("unexpected mon version answer: " + version);
+  }
+  return std::stoi(version.substr(prefix.size()));
+}
+
 bool CephAdmin::has_mgr() {
   const auto stat =
       nlohmann::json::parse(mon_command(R"({"prefix": "mgr stat", "format": "json"})"));
@@ -763,10 +791,12 @@ std::vector<std::string> TestDatabase::rows(const std::string& sql) const {
   std::vector<std::string> result;
   for (const auto& row : work.exec(sql)) {
     std::string line;
+    bool first = true;
     for (const auto& field : row) {
-      if (!line.empty() || field.num() > 0) {
+      if (!first) {
         line += '|';
       }
+      first = false;
       line += field.is_null() ? "NULL" : field.c_str();
     }
     result.push_back(line);

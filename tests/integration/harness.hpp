@@ -179,6 +179,8 @@ class CephAdmin {
   void rename_pool(const std::string& from, const std::string& to);
   /// Runs a mon command (JSON) and returns its output; throws when it fails.
   std::string mon_command(const std::string& command);
+  /// The major version of the mon's Ceph release (16 Pacific, 18 Reef, 20 Tentacle).
+  int release();
   /// Whether the cluster has an active mgr (pool usage figures come from it).
   bool has_mgr();
 

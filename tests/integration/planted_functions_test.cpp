@@ -94,7 +94,7 @@ class PlantedFunctionsTest : public IntegrationTest {
   std::vector<std::string> planted_calls() const {
     pqxx::nontransaction work(*admin);
     std::vector<std::string> calls;
-    for (const pqxx::row& row :
+    for (const auto& row :
          work.exec("SELECT called || ' as ' || by_role FROM public.planted_calls")) {
       calls.push_back(row[0].as<std::string>());
     }

@@ -52,7 +52,7 @@ std::array<db::StagingTable, db::k_staged_kinds> create_tables(pqxx::work& work)
 /// The rows of `table`, ordered by n, as "n|s".
 std::vector<std::string> rows_of(pqxx::work& work, const std::string& table) {
   std::vector<std::string> rows;
-  for (const pqxx::row& row : work.exec("SELECT n, s FROM " + table + " ORDER BY n")) {
+  for (const auto& row : work.exec("SELECT n, s FROM " + table + " ORDER BY n")) {
     rows.push_back(row[0].as<std::string>() + "|" + row[1].as<std::string>());
   }
   return rows;

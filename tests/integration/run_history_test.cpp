@@ -3,9 +3,12 @@
 // builds in (Debian 12 and 13), so each libpqxx's statements with parameters, its row
 // checks and its session-level locks are exercised there.
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -58,8 +61,17 @@ TEST_F(RunHistoryTest, TheClaimIsExclusivePerClusterAndEndsWithItsSession) {
   ASSERT_TRUE(first->try_claim_cluster(fsid));
   EXPECT_FALSE(second.try_claim_cluster(fsid)) << "two sessions claimed one cluster";
   EXPECT_TRUE(second.try_claim_cluster(other_fsid)) << "one cluster's claim blocked another";
-  first.reset();  // its session ends, and the claim with it
-  EXPECT_TRUE(second.try_claim_cluster(fsid)) << "the claim outlived its session";
+  // Its session ends, and the claim with it: once the server has seen the connection
+  // close and ended the backend, which it does after the client has gone on. So this
+  // waits for that event (the claim coming free), for at most 30 s.
+  first.reset();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool claimed = second.try_claim_cluster(fsid);
+  while (!claimed && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+    claimed = second.try_claim_cluster(fsid);
+  }
+  EXPECT_TRUE(claimed) << "the claim outlived its session by 30 s";
 }
 
 TEST_F(RunHistoryTest, ARunIsRecordedFromItsStartThroughProgressToItsEnd) {

@@ -2,19 +2,35 @@
 # The part of the suite that shows rbd-sync builds and works on another Debian release:
 # run inside a root of scripts/debian-root.sh (scripts/test.sh --all does, for trixie).
 #
-#   scripts/debian-root.sh run ROOT scripts/test-in-root.sh BUILD_DIR
+#   scripts/debian-root.sh run ROOT scripts/test-in-root.sh [--matrix] [--django] [--no-package] BUILD_DIR
 #
 # In that root, against its own compiler, libraries and PostgreSQL:
 #   1. builds rbd-sync and its tests with -Werror (BUILD_DIR, RelWithDebInfo);
 #   2. starts that release's PostgreSQL (scripts/pg-server.sh) and runs the tests that
 #      need no Ceph cluster: labels unit and postgres (the sink, its stager and the run
 #      history, through that release's libpqxx);
-#   3. builds the Debian package there and checks it with that release's lintian.
+#      --matrix: also starts that release's Ceph cluster (scripts/ceph-cluster.sh, with
+#      its own default keys: aes256k on Ceph 20) and runs label matrix against it;
+#      --django: also starts that cluster and runs the console's Django tests (label
+#      django, not the browser test) on that release's Django;
+#   3. builds the Debian package there and checks it with that release's lintian
+#      (not with --no-package).
 # Prints how long each part took; exits non-zero when any part failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-(($# == 1)) || { echo "usage: $0 BUILD_DIR" >&2; exit 64; }
+matrix=0 django=0 package=1
+while [[ ${1:-} == --* ]]; do
+    case $1 in
+        --matrix) matrix=1 ;;
+        --django) django=1 ;;
+        --no-package) package=0 ;;
+        *) echo "test-in-root.sh: unknown option '$1'" >&2; exit 64 ;;
+    esac
+    shift
+done
+(($# == 1)) || { echo "usage: $0 [--matrix] [--django] [--no-package] BUILD_DIR" >&2; exit 64; }
+cluster=$((matrix || django))
 build=$(realpath -m "$1")
 release=$(. /etc/os-release && echo "Debian ${VERSION_ID:-sid} (${VERSION_CODENAME:-sid})")
 say() { echo "test-in-root.sh: $*" >&2; }
@@ -37,12 +53,31 @@ build_tree() {
 part "build $build on $release" build_tree || { say "the build failed; no test ran"; exit 1; }
 
 work=$(mktemp -d /tmp/rbd-sync-root-test.XXXXXX)
-trap '"$root/scripts/pg-server.sh" stop "$work/pg" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-part "start PostgreSQL" "$root/scripts/pg-server.sh" start "$work/pg" || exit 1
+stop_services() {
+    "$root/scripts/pg-server.sh" stop "$work/pg" >/dev/null 2>&1 || true
+    if ((cluster)); then "$root/scripts/ceph-cluster.sh" stop "$work/ceph" >/dev/null 2>&1 || true; fi
+    rm -rf "$work"
+}
+trap stop_services EXIT
+start_services() {
+    "$root/scripts/pg-server.sh" start "$work/pg" || return 1
+    if ((cluster)); then
+        CEPH_CLUSTER_MGR=1 "$root/scripts/ceph-cluster.sh" start "$work/ceph" || return 1
+    fi
+}
+part "start PostgreSQL$( ((cluster)) && echo " and the Ceph cluster")" start_services || exit 1
 # shellcheck source=/dev/null
 source "$work/pg/env.sh"
-part "unit and PostgreSQL tests (labels unit, postgres)" \
-    ctest --test-dir "$build" --output-on-failure --timeout 600 -j 4 -L "^(unit|postgres)$" || true
+labels="unit|postgres"
+if ((cluster)); then
+    # shellcheck source=/dev/null
+    source "$work/ceph/env.sh"
+fi
+((matrix)) && labels+="|matrix"
+((django)) && labels+="|django"
+part "tests (labels ${labels//|/, })" \
+    ctest --test-dir "$build" --output-on-failure --timeout 600 -j 4 -L "^($labels)$" -LE browser ||
+    true
 
 check_package() {
     local out=$work/deb changes findings status=0
@@ -53,7 +88,9 @@ check_package() {
     ((status == 0)) && say "the package is lintian clean at error and warning level"
     return "$status"
 }
-part "the Debian package, built and checked by lintian" check_package || true
+if ((package)); then
+    part "the Debian package, built and checked by lintian" check_package || true
+fi
 
 say "timings on $release:"
 for line in "${timings[@]}"; do

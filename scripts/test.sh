@@ -9,10 +9,13 @@
 #   ./scripts/test.sh --all  what CI runs (.ci/run): the default, plus the benches'
 #                            smoke runs, the Debian package, the console in headless
 #                            Chromium, the ASan/UBSan build and its pass, the decoders
-#                            fuzzed (build-fuzz/: clang and libFuzzer), and Debian 13: a
-#                            root of it (scripts/debian-root.sh) where rbd-sync builds, its
+#                            fuzzed (build-fuzz/: clang and libFuzzer); Debian 13: a root
+#                            of it (scripts/debian-root.sh) where rbd-sync builds, its
 #                            unit and PostgreSQL 17 tests run and its package is checked
-#                            (scripts/test-in-root.sh, build-trixie/).
+#                            (scripts/test-in-root.sh, build-trixie/); and the cluster
+#                            matrix (label matrix): this build against a Reef 18.2 cluster
+#                            from that root, and a build in a sid root (build-sid/)
+#                            against sid's Tentacle 20.2 cluster.
 #
 # Both install what is missing first (scripts/deps.sh), stop the services on any exit,
 # print how long each part took, and exit non-zero on any failure. docs/testing.md says
@@ -67,14 +70,17 @@ t=$(date +%s.%N)
 "$root/scripts/deps.sh"
 timings+=("deps $(elapsed "$t")s")
 
-# --all: the Debian 13 root is made from the archive (~100 s, mostly download) while the
-# host builds; it is waited for at the end.
+# --all: the Debian 13 and sid roots are made from the archive (~100 s each, mostly
+# download) while the host builds; they are waited for at the end.
 roots=${RBDSYNC_ROOTS:-/var/cache/rbd-sync/roots}
+declare -A root_pids=()
 if ((all)); then
     mkdir -p "$roots"
     t_root=$(date +%s.%N)
-    "$root/scripts/debian-root.sh" make trixie "$roots/trixie" >"$roots/trixie.log" 2>&1 &
-    root_pid=$!
+    for suite in trixie sid; do
+        "$root/scripts/debian-root.sh" make "$suite" "$roots/$suite" >"$roots/$suite.log" 2>&1 &
+        root_pids[$suite]=$!
+    done
 fi
 
 # -DRBDSYNC_TESTS=ON: scripts/demo.sh builds build/ without the tests, and the cache would
@@ -88,6 +94,7 @@ part "build build/ (RelWithDebInfo)" build_normal || { say "the build failed; no
 
 work=$(mktemp -d /tmp/rbd-sync-test.XXXXXX)
 stop_services() {
+    if [[ -d $work/reef ]]; then "$root/scripts/ceph-cluster.sh" stop "$work/reef" || true; fi
     "$root/scripts/pg-server.sh" stop "$work/pg" || true
     "$root/scripts/ceph-cluster.sh" stop "$work/ceph" || true
     rm -rf "$work"
@@ -170,18 +177,41 @@ if ((all)); then
     fi
 fi
 
-if ((all)); then
-    root_status=0
-    wait "$root_pid" || root_status=$?
-    timings+=("make the Debian 13 root, beside the rest $(elapsed "$t_root")s")
-    if ((root_status != 0)); then
-        tail -n 20 "$roots/trixie.log" >&2
-        say "FAILED: making the Debian 13 root (log above)"
+# Waits for the root of suite $1; false (and the suite fails) when it could not be made.
+root_ready() {
+    local status=0
+    wait "${root_pids[$1]}" || status=$?
+    timings+=("make the $1 root, beside the rest $(elapsed "$t_root")s")
+    if ((status != 0)); then
+        tail -n 20 "$roots/$1.log" >&2
+        say "FAILED: making the $1 root (log above)"
         failed=1
-    else
-        part "Debian 13: build, unit and PostgreSQL 17 tests, package (build-trixie/)" \
+        return 1
+    fi
+}
+
+# This build (Ceph 16 client) against a Reef cluster run from the Debian 13 root, checked
+# against Reef's own rbd CLI: a newer cluster and an older client, as deployments mix.
+reef_matrix() {
+    CEPH_CLUSTER_ROOT=$roots/trixie CEPH_CLUSTER_MGR=1 "$root/scripts/ceph-cluster.sh" start "$work/reef" &&
+        (
+            # shellcheck source=/dev/null
+            source "$work/reef/env.sh"
+            ctest --test-dir build --output-on-failure --timeout 600 -j "$test_jobs" -L matrix
+        )
+}
+
+if ((all)); then
+    if root_ready trixie; then
+        part "Debian 13: build, unit, PostgreSQL 17 and Django 4.2 tests, package (build-trixie/)" \
             "$root/scripts/debian-root.sh" run "$roots/trixie" \
-            "$root/scripts/test-in-root.sh" "$root/build-trixie" || true
+            "$root/scripts/test-in-root.sh" --django "$root/build-trixie" || true
+        part "cluster matrix: build/ against Reef 18.2 (Debian 13's Ceph)" reef_matrix || true
+    fi
+    if root_ready sid; then
+        part "cluster matrix: Tentacle 20.2, built and run in sid (build-sid/)" \
+            "$root/scripts/debian-root.sh" run "$roots/sid" \
+            "$root/scripts/test-in-root.sh" --matrix --no-package "$root/build-sid" || true
     fi
 fi
 

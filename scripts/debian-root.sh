@@ -39,7 +39,7 @@ packages() {
         build-essential cmake g++ make pkg-config git
         librados-dev libradospp-dev librbd-dev libpqxx-dev libpq-dev
         libspdlog-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-        ceph-mon ceph-osd ceph-common postgresql postgresql-client
+        ceph-mon ceph-osd ceph-mgr ceph-common postgresql postgresql-client
         uuid-runtime util-linux procps iproute2 python3 python3-django python3-psycopg2
         dpkg-dev debhelper lintian logrotate gzip groff-base systemd systemd-dev
         python3-prometheus-client

@@ -54,8 +54,7 @@ auto translated(const std::string& what, Body&& body) -> decltype(body()) {
     throw Error(ExitCode::config, what + ": " + one_line(e.what()),
                 "run 'rbd-sync migrate' against this database first");
   } catch (const pqxx::sql_error& e) {
-    // sqlstate() is a std::string in libpqxx 6 and 7, a std::string_view in 8.
-    const std::string sqlstate(e.sqlstate());
+    const std::string sqlstate = sqlstate_of(e);
     if (lost_the_server(sqlstate)) {
       throw Error(ExitCode::unavailable,
                   what + ": lost the connection to PostgreSQL (server stopped or session ended): " +

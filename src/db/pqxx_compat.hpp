@@ -73,6 +73,12 @@ pqxx::row exec_one_row(pqxx::transaction_base& work, const std::string& sql, Arg
 #endif
 }
 
+/// The SQLSTATE of `error`: a std::string in libpqxx 6 and 7, a std::string_view in 8.
+inline std::string sqlstate_of(const pqxx::sql_error& error) {
+  std::string state(error.sqlstate());  // explicit from a string_view: no braced return
+  return state;
+}
+
 /// A libpqxx connection that never reconnects behind our back, and that takes COPY text
 /// whatever the libpqxx version.
 class PgConnection {

@@ -33,6 +33,8 @@ usage() {
 # the throwaway services: the same roles as scripts/deps.sh, without the tools that only
 # the host's runs use (clang-tidy, clang-format, fuzzing, Chromium). `postgresql` and
 # `postgresql-client` are the release's default major version (17 on trixie).
+# python3-selenium: Django's runner imports every test module of the console, the
+# browser test's too (which is left out: no Chromium in a root).
 packages() {
     local suite=$1
     local -a pkgs=(
@@ -41,6 +43,7 @@ packages() {
         libspdlog-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libgtest-dev libgmock-dev
         ceph-mon ceph-osd ceph-mgr ceph-common postgresql postgresql-client
         uuid-runtime util-linux procps iproute2 python3 python3-django python3-psycopg2
+        python3-selenium
         dpkg-dev debhelper lintian logrotate gzip groff-base systemd systemd-dev
         python3-prometheus-client
     )

@@ -71,15 +71,17 @@ void check_namespace_body(Decoder& ns, std::uint32_t type) {
   }
 }
 
-/// cls_rbd_snap. Nautilus and later OSDs write version 8 with compat 8 (no parent, no
-/// features), and the snapshot's parent overlap after child_count (an optional<u64>),
-/// which the inventory has no use for: the envelope skips it. Older versions fail
-/// `in` as unsupported.
+/// cls_rbd_snap. Nautilus to Tentacle (20.2) OSDs write version 8 with compat 8 (no
+/// parent, no features), and the snapshot's parent overlap after child_count (an
+/// optional<u64>), which the inventory has no use for: the envelope skips it. Other
+/// versions fail `in` as unsupported: an older one has another layout, and a newer one
+/// may carry fields the inventory should show, so its image goes to librbd, counted
+/// under its reason, rather than losing them silently.
 HeaderSnapshot decode_snapshot(Decoder& outer) {
   std::uint8_t version = 0;
   Decoder in = outer.envelope(8, &version);
   HeaderSnapshot snap;
-  if (version < 8) {
+  if (version != 8) {
     in.fail_unsupported();
     return snap;
   }
@@ -88,7 +90,15 @@ HeaderSnapshot decode_snapshot(Decoder& outer) {
   snap.size_bytes = in.number<std::uint64_t>();
   snap.protection_status = in.number<std::uint8_t>();
   snap.flags = in.number<std::uint64_t>();
-  Decoder ns = in.envelope(1);
+  // cls::rbd::SnapshotNamespace: version 1 up to Tentacle 20.2 (checked on 20.2.4 for
+  // user, group and mirror snapshots). Ceph's sources after it bump the version and add
+  // group fields to mirror snapshots: a version above 1 is read by librbd, counted.
+  std::uint8_t namespace_version = 0;
+  Decoder ns = in.envelope(1, &namespace_version);
+  if (namespace_version != 1) {
+    ns.fail_unsupported();
+    return snap;
+  }
   snap.namespace_type = ns.number<std::uint32_t>();
   if (snap.namespace_type == k_mirror_snapshot) {
     snap.mirror = decode_mirror_namespace(ns);

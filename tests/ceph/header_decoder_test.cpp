@@ -343,6 +343,24 @@ TEST(HeaderDecoder, SnapshotRecordOfAnOlderEncodingFallsBack) {
   EXPECT_EQ(decoded.fallback_reason, "unknown encoding of header key 'snapshot_0000000000000004'");
 }
 
+TEST(HeaderDecoder, SnapshotRecordOrNamespaceOfANewerVersionFallsBackNeverSkipsFields) {
+  // Version 9 of the record, compat still 8: fields after child_count the decoder does
+  // not know. Version 2 of the namespace, compat still 1: e.g. a mirror snapshot's group
+  // fields. Either would be skipped by the envelope; both go to librbd, counted.
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"08088600", "09088600"},
+        std::pair<std::string, std::string>{"01012c00000001000000", "02012c00000001000000"}}) {
+    SCOPED_TRACE(to);
+    auto omap = captured_header();
+    omap["snapshot_0000000000000005"] = patched(k_group_snapshot_hex, from, to);
+    const HeaderDecoding decoded = decode_header(omap);
+    EXPECT_FALSE(decoded.value);
+    EXPECT_EQ(decoded.fallback_reason,
+              "unknown encoding of header key 'snapshot_0000000000000005'");
+    EXPECT_TRUE(decoded.damage.empty()) << decoded.damage;
+  }
+}
+
 TEST(HeaderDecoder, TruncatedValueFallsBack) {
   auto omap = captured_header();
   omap["size"].pop_back();

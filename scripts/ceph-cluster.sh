@@ -535,8 +535,15 @@ if [[ -z ${RBDSYNC_IN_CEPH_ROOT:-} ]]; then
     if [[ $1 != start && -f $DIR/$ROOT_RECORD ]]; then
         ceph_root=$(< "$DIR/$ROOT_RECORD")
     fi
+    if [[ -n $ceph_root && $1 == stop && ! -d $ceph_root ]]; then
+        # Its root is gone: the daemons are still processes of this host.
+        log "the root $ceph_root is gone; stopping the cluster from the host"
+        ceph_root=
+    fi
     if [[ -n $ceph_root ]]; then
         [[ -d $ceph_root ]] || die "CEPH_CLUSTER_ROOT '$ceph_root' is not a directory"
+        # Only /tmp (and the tree) are the same inside the root and out.
+        [[ $DIR == /tmp/* ]] || die "with CEPH_CLUSTER_ROOT, DIR must be under /tmp (got $DIR)"
         RBDSYNC_IN_CEPH_ROOT=$(realpath -- "$ceph_root") exec \
             "$(dirname "$SELF")/debian-root.sh" run "$ceph_root" "$SELF" "$1" "$DIR"
     fi

@@ -57,6 +57,10 @@ packages() {
 cmd_make() {
     local suite=$1 dir=$2 want stamp
     [[ $EUID -eq 0 ]] || die "must run as root (mmdebstrap and chroot need it)"
+    # One maker per root: two suites started together wait for each other here.
+    mkdir -p "$(dirname -- "$dir")"
+    exec 9>"$dir.lock"
+    flock 9
     command -v mmdebstrap >/dev/null || die "command 'mmdebstrap' not found (run scripts/deps.sh)"
     want="$suite $(packages "$suite" | sort | tr '\n' ' ')"
     stamp=$dir/.rbd-sync-root
@@ -72,7 +76,6 @@ cmd_make() {
     local t0=$SECONDS tmp=$dir.partial
     rm -rf --one-file-system -- "$tmp"
     # sid's Release file may be past its Valid-Until date in an archive snapshot.
-    # --skip=output/dev: the /dev of a root is the host's, bound in by `run`.
     mmdebstrap --variant=apt --mode=root \
         --aptopt='Acquire::Check-Valid-Until "false"' \
         --include="$(packages "$suite" | paste -sd,)" \

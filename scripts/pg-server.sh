@@ -59,7 +59,10 @@ PG_BIN=$bin_knob
 # and stop run in the same root (the host, or a root of scripts/debian-root.sh), so they
 # find the same one.
 if [[ -z $PG_BIN ]]; then
-    PG_BIN=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
+    # A major version with a server (postgresql-client-NN alone has no initdb).
+    PG_BIN=$(find /usr/lib/postgresql -mindepth 3 -maxdepth 3 -path '*/bin/initdb' 2>/dev/null |
+        sort -V | tail -n 1) || true
+    PG_BIN=${PG_BIN%/initdb}
     PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 fi
 readonly PG_BIN

@@ -81,6 +81,14 @@ if ((all)); then
         root_pids[$suite]=$!
     done
 fi
+# Ends the root makers still running when the suite stops early (a failed build).
+stop_root_makers() {
+    local pid
+    for pid in "${root_pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+}
+trap stop_root_makers EXIT
 
 # -DRBDSYNC_TESTS=ON: scripts/demo.sh builds build/ without the tests, and the cache would
 # otherwise keep that. The benches are built in --all only.
@@ -93,6 +101,7 @@ part "build build/ (RelWithDebInfo)" build_normal || { say "the build failed; no
 
 work=$(mktemp -d /tmp/rbd-sync-test.XXXXXX)
 stop_services() {
+    stop_root_makers
     if [[ -d $work/reef ]]; then "$root/scripts/ceph-cluster.sh" stop "$work/reef" || true; fi
     "$root/scripts/pg-server.sh" stop "$work/pg" || true
     "$root/scripts/ceph-cluster.sh" stop "$work/ceph" || true

@@ -50,7 +50,10 @@ free_port_block() {
     read -r ephemeral_low _ < /proc/sys/net/ipv4/ip_local_port_range
     blocks=$(( (ephemeral_low - count - first) / 100 ))
     ((blocks > 0)) || die "no room for $count ports between $first and the ephemeral range ($ephemeral_low)"
-    used=" $(ports_in_use | tr '\n' ' ') "
+    # Not inside a pipeline or a bare $(...): set -e does not reach in there, and a
+    # failing ss would leave every port looking free.
+    used=$(ports_in_use) || die "cannot tell which ports are in use"
+    used=" ${used//$'\n'/ } "
     start=$((RANDOM % blocks))
     for ((i = 0; i < blocks; i++)); do
         base=$((first + (start + i) % blocks * 100))

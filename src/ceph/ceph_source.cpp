@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <list>
 #include <map>
@@ -54,8 +55,13 @@ std::optional<std::string> configured_key(librados::Rados& rados, const std::str
     const std::string path =
         value.substr(start, end == std::string::npos ? std::string::npos : end - start);
     start = end == std::string::npos ? value.size() : end + 1;
+    // A regular file only (through symlinks): a FIFO there would block the open.
+    std::error_code error;
+    if (path.empty() || !std::filesystem::is_regular_file(path, error)) {
+      continue;
+    }
     std::ifstream file(path);
-    if (path.empty() || !file) {
+    if (!file) {
       continue;
     }
     constexpr std::size_t k_max_keyring_bytes = 1U << 20U;
@@ -76,16 +82,27 @@ void explain_key_type(librados::Rados& rados, const std::string& client_name, in
   if (error != -EIO) {
     return;
   }
+  // A library that knows aes256k (Ceph 20) has the cipher options that came with it
+  // (Ceph 16 and 18 have no such option); there the key's type is not why it failed.
+  std::string value;
+  if (rados.conf_get("mon_auth_emergency_allowed_ciphers", value) == 0) {
+    return;
+  }
   const std::optional<std::string> key = configured_key(rados, client_name);
   const std::optional<std::uint16_t> type = key ? key_type(*key) : std::nullopt;
   if (!type || *type == k_key_type_aes) {
     return;
   }
+  if (*type != k_key_type_aes256k) {
+    throw Error(ExitCode::config,
+                "cannot connect to the Ceph cluster as '" + client_name +
+                    "': its key is of an unknown type (" + key_type_name(*type) + ")",
+                "check the keyring: a cephx key starts with AQ (aes) or Ag (aes256k)");
+  }
   throw Error(ExitCode::config,
-              "cannot connect to the Ceph cluster as '" + client_name + "': its key is of type " +
-                  key_type_name(*type) +
-                  ", which the Ceph client library rbd-sync is built against cannot read "
-                  "(Ceph before 20 Tentacle knows only aes)",
+              "cannot connect to the Ceph cluster as '" + client_name +
+                  "': its key is of type aes256k, which the Ceph client library rbd-sync is "
+                  "built against cannot read (Ceph before 20 Tentacle knows only aes)",
               "build rbd-sync against Ceph >= 20 (Debian sid); or, where the cluster still "
               "allows aes (auth_allowed_ciphers), give " +
                   client_name + " a key of that type (ceph auth rotate " + client_name +

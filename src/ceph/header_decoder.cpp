@@ -58,8 +58,8 @@ MirrorSnapshot decode_mirror_namespace(Decoder& in) {
 /// Reads the body of a group or trash snapshot namespace (cls::rbd::GroupSnapshotNamespace:
 /// group pool, group id, group snapshot id; TrashSnapshotNamespace: original name and
 /// namespace type) only to find it whole: the OSD decodes it for every snapshot read and
-/// fails them all when it cannot. The inventory records the type alone. A longer body is
-/// a later version, which the envelope skips.
+/// fails them all when it cannot. The inventory records the type alone. A longer body of
+/// the same version is left to the envelope (a newer version never gets here).
 void check_namespace_body(Decoder& ns, std::uint32_t type) {
   if (type == k_group_snapshot) {
     ns.number<std::int64_t>();

@@ -1,7 +1,5 @@
 #include "ceph/key_type.hpp"
 
-#include <array>
-
 namespace rbdsync::ceph {
 
 namespace {

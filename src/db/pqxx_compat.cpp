@@ -1,5 +1,7 @@
 #include "db/pqxx_compat.hpp"
 
+#include <algorithm>
+
 #include <libpq-fe.h>
 
 #if PQXX_VERSION_MAJOR < 7
@@ -19,13 +21,20 @@ using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
 
 /// Throws the libpqxx exception a statement failing with `result` would have thrown,
 /// so that translated() classifies a failed COPY as it does any statement: a lost
-/// session, a cancel (57014), missing rights, or a refusal with its SQLSTATE.
-[[noreturn]] void throw_copy_error(PGconn* raw, const PGresult* result, const std::string& query) {
+/// session, a cancel (57014), missing rights, or a refusal with its SQLSTATE. Without
+/// a result, or with one libpq made itself (no SQLSTATE), `message` (libpq's own) says
+/// what happened: a broken connection when the session is gone.
+[[noreturn]] void throw_copy_error(PGconn* raw, const PGresult* result, const std::string& query,
+                                   std::string message = {}) {
   const char* field = result == nullptr ? nullptr : PQresultErrorField(result, PG_DIAG_SQLSTATE);
-  const std::string message =
-      result == nullptr ? PQerrorMessage(raw) : PQresultErrorMessage(result);
-  if (field == nullptr || PQstatus(raw) == CONNECTION_BAD) {
+  if (message.empty()) {
+    message = result == nullptr ? PQerrorMessage(raw) : PQresultErrorMessage(result);
+  }
+  if (PQstatus(raw) == CONNECTION_BAD) {
     throw pqxx::broken_connection(message.empty() ? "the COPY lost its connection" : message);
+  }
+  if (field == nullptr) {
+    throw pqxx::failure(message.empty() ? "the COPY failed without a reason" : message);
   }
   const std::string sqlstate = field;
   if (sqlstate == "42501") {
@@ -35,6 +44,21 @@ using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
     throw pqxx::undefined_table(message, query, sqlstate.c_str());
   }
   throw pqxx::sql_error(message, query, sqlstate.c_str());
+}
+
+/// Sends `bytes` as COPY data, in pieces libpq's int length can hold. False when libpq
+/// could not (its error message says why).
+bool put_copy_data(PGconn* raw, const char* bytes, std::size_t size) {
+  constexpr std::size_t k_max_piece = std::size_t{1} << 30U;
+  while (size > 0) {
+    const std::size_t piece = std::min(size, k_max_piece);
+    if (PQputCopyData(raw, bytes, static_cast<int>(piece)) != 1) {
+      return false;
+    }
+    bytes += piece;
+    size -= piece;
+  }
+  return true;
 }
 #endif
 
@@ -80,18 +104,32 @@ void PgConnection::copy_lines(pqxx::transaction_base& /*work*/, const std::strin
     throw_copy_error(raw, started.get(), query);
   }
   // The whole batch in one message, then the row end the batch leaves off.
-  bool sent =
-      lines.empty() || PQputCopyData(raw, lines.data(), static_cast<int>(lines.size())) == 1;
-  sent = sent && (lines.empty() || PQputCopyData(raw, "\n", 1) == 1);
+  bool sent = lines.empty() ||
+              (put_copy_data(raw, lines.data(), lines.size()) && put_copy_data(raw, "\n", 1));
+  // libpq's reason for a send that failed, before the COPY's own end replaces it: the
+  // server answers an aborted COPY with 57014, which would read as a cancel.
+  const std::string send_error = sent ? std::string() : std::string(PQerrorMessage(raw));
   const int ended = PQputCopyEnd(raw, sent ? nullptr : "rbd-sync could not send its rows");
+  if (ended != 1) {
+    // libpq is still in COPY_IN (PQgetResult would keep answering that): the session
+    // cannot go on, and the transaction fails with it.
+    throw_copy_error(raw, nullptr, query, send_error);
+  }
   // Every result of the COPY is read, so the session is ready for the next statement.
   PgResult failed;
   while (PgResult result{PQgetResult(raw)}) {
-    if (PQresultStatus(result.get()) != PGRES_COMMAND_OK && failed == nullptr) {
+    const ExecStatusType status = PQresultStatus(result.get());
+    if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH) {
+      throw_copy_error(raw, nullptr, query, "the COPY did not end: " + send_error);
+    }
+    if (status != PGRES_COMMAND_OK && failed == nullptr) {
       failed = std::move(result);
     }
   }
-  if (failed != nullptr || !sent || ended != 1) {
+  if (!sent) {
+    throw_copy_error(raw, nullptr, query, send_error);
+  }
+  if (failed != nullptr) {
     throw_copy_error(raw, failed.get(), query);
   }
 }

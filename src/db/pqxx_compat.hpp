@@ -7,7 +7,7 @@
 ///     favour of exec(query, params);
 ///   - exactly one row: exec1()/exec_params1() until 7.9, deprecated from 7.10;
 ///   - COPY of text we escaped ourselves: tablewriter::write_raw_line() in 6.4, gone in
-///     7.0 (stream_to::write_raw_line() is private), so from 7.7 the COPY goes through
+///     7.0 (stream_to::write_raw_line() is private), so from 7.8 the COPY goes through
 ///     libpq on the connection's own PGconn, which libpqxx hands over;
 ///   - silent reconnection: on in 6.4 and switched off here, gone in 7.0.
 /// Everything else in db/ is written once, against these.
@@ -20,9 +20,10 @@
 
 #include <pqxx/pqxx>
 
+// 7.8 and not 7.7: release_raw_connection() and seize_raw_connection() came in 7.7.1.
 #if PQXX_VERSION_MAJOR < 6 || (PQXX_VERSION_MAJOR == 6 && PQXX_VERSION_MINOR < 4) || \
-    (PQXX_VERSION_MAJOR == 7 && PQXX_VERSION_MINOR < 7)
-#error "rbd-sync needs libpqxx 6.4, 7.7 or later (Debian 12: 6.4, Debian 13: 7.10, sid: 8.0)"
+    (PQXX_VERSION_MAJOR == 7 && PQXX_VERSION_MINOR < 8)
+#error "rbd-sync needs libpqxx 6.4, 7.8 or later (Debian 12: 6.4, Debian 13: 7.10, sid: 8.0)"
 #endif
 
 /// libpqxx 7.10 or later: exec(query, params) and result::one_row(), without the
@@ -52,7 +53,11 @@ inline pqxx::result exec_with(pqxx::transaction_base& work, const std::string& s
   }
   return work.exec(sql, params);
 #else
+  // Deprecated in 7.7-7.9 (not in 6.4); exec(query, params) comes only in 7.10.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   return work.exec_params(sql, pqxx::prepare::make_dynamic_params(arguments));
+#pragma GCC diagnostic pop
 #endif
 }
 

@@ -12,7 +12,9 @@ source "$here/../../scripts/lib/sandbox.sh"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-ready=$(mktemp -u /tmp/ports-in-use-test.XXXXXX)
+scratch=$(mktemp -d /tmp/ports-in-use-test.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+ready=$scratch/ready
 mkfifo "$ready"
 # One process holds the three sockets until its stdin closes, and prints their ports
 # through the fifo once all three exist (so nothing here waits on a sleep).
@@ -25,7 +27,8 @@ with open(sys.argv[1], "w") as out:
     out.write("%d %d %d\n" % (listener.getsockname()[1], client.getsockname()[1], udp.getsockname()[1]))
 sys.stdin.read()
 ' "$ready")
-read -r listening connected udp < "$ready"
+# At most 30 s: a python that fails before writing must fail the test, not hang it.
+read -r -t 30 listening connected udp <> "$ready" || fail "the socket holder did not start"
 rm -f "$ready"
 
 used=" $(ports_in_use | tr '\n' ' ') "
@@ -50,7 +53,7 @@ s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[2]))); s.listen(1)
 open(sys.argv[1], "w").write("up\n")
 sys.stdin.read()
 ' "$ready" "$taken" 9>&-)
-read -r _ < "$ready"
+read -r -t 30 _ <> "$ready" || fail "the listener on $taken did not start"
 rm -f "$ready"
 blocks=$(( (ephemeral_low - 1 - 20000) / 100 ))
 for ((i = 0; i < 4 * blocks; i++)); do

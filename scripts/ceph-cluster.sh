@@ -48,6 +48,8 @@
 # from the conf alone: `rbd --id rbdsync ls POOL`, `ceph --id admin -s`.
 # CEPH_ARGS is deliberately not exported: tests choose the user explicitly.
 set -euo pipefail
+# A developer's CEPH_ARGS would change what the suite's clients connect as, or where.
+unset CEPH_ARGS
 
 PROG=${0##*/}
 SELF=$(realpath -- "$0")

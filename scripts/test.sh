@@ -28,6 +28,8 @@
 #        RBDSYNC_ROOTS (where --all keeps its Debian roots; default
 #        /var/cache/rbd-sync/roots: made once, remade when their package list changes).
 set -euo pipefail
+# A developer's CEPH_ARGS would change what the suite's clients connect as, or where.
+unset CEPH_ARGS
 cd "$(dirname "$0")/.."
 root=$PWD
 all=0

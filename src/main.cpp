@@ -1,4 +1,5 @@
 // rbd-sync: parse the command line, run one command, map the outcome to an exit code.
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
   using rbdsync::ExitCode;
   auto format = requested_format(argc, argv);
   try {
-    const rbdsync::cli::Config config = rbdsync::cli::parse(argc, argv);
+    const rbdsync::cli::Config config = rbdsync::cli::parse(argc, argv, std::getenv("CEPH_ARGS"));
     format = config.format;
     // --detach forks here, before any thread exists: the child is the run, the parent
     // only waits for its answer.

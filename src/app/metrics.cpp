@@ -10,14 +10,19 @@ namespace rbdsync::app {
 
 namespace {
 
-void gauge(std::string& text, const char* name, const char* help, double value) {
-  text += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{} {}\n", name, help, name, name, value);
+/// One gauge with one sample, whose labels are `labels` ("{cluster=\"ceph\"}").
+void gauge(std::string& text, const char* name, const char* help, const std::string& labels,
+           double value) {
+  text += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}{} {}\n", name, help, name, name, labels,
+                      value);
 }
 
 }  // namespace
 
-std::string format_metrics(const RunRecord& run, const sync::SyncReport* report,
-                           const LastSuccess& last) {
+std::string format_metrics(const RunRecord& run, const std::string& cluster,
+                           const sync::SyncReport* report, const LastSuccess& last) {
+  const std::string label = fmt::format("cluster=\"{}\"", cluster);
+  const std::string labels = "{" + label + "}";
   // A partial run committed everything it could read: the inventory is fresh but for
   // the stale images, which the exit code and the stale gauge tell.
   const sync::SyncReport* counted = committed(run.status) ? report : nullptr;
@@ -29,29 +34,34 @@ std::string format_metrics(const RunRecord& run, const sync::SyncReport* report,
       counted ? static_cast<std::int64_t>(counted->images) : last.images;
   std::string text;
   gauge(text, "rbd_sync_last_run_success", "Whether the last sync run succeeded (1) or not (0).",
-        run.status == RunStatus::succeeded ? 1 : 0);
-  gauge(text, "rbd_sync_last_run_exit_code", "Exit code of the last sync run.", run.exit_code);
-  gauge(text, "rbd_sync_last_run_timestamp_seconds", "When the last sync run ended.", ended_at);
-  gauge(text, "rbd_sync_last_run_duration_seconds", "How long the last sync run took.",
+        labels, run.status == RunStatus::succeeded ? 1 : 0);
+  gauge(text, "rbd_sync_last_run_exit_code", "Exit code of the last sync run.", labels,
+        run.exit_code);
+  gauge(text, "rbd_sync_last_run_timestamp_seconds", "When the last sync run ended.", labels,
+        ended_at);
+  gauge(text, "rbd_sync_last_run_duration_seconds", "How long the last sync run took.", labels,
         run.duration_seconds);
   if (last_success_at) {
     gauge(text, "rbd_sync_last_success_timestamp_seconds", "When a sync run last succeeded.",
-          *last_success_at);
+          labels, *last_success_at);
   }
   if (images) {
-    gauge(text, "rbd_sync_images", "Images in the inventory after the last successful run.",
+    gauge(text, "rbd_sync_images", "Images in the inventory after the last successful run.", labels,
           static_cast<double>(*images));
   }
   gauge(text, "rbd_sync_last_run_stale_images",
-        "Images the last sync run could not read; their rows were kept, marked stale.",
+        "Images the last sync run could not read; their rows were kept, marked stale.", labels,
         static_cast<double>(figures.stale.size()));
   text +=
       "# HELP rbd_sync_last_run_changes Image rows the last sync run added, changed or "
       "removed.\n# TYPE rbd_sync_last_run_changes gauge\n";
   const sync::KindCounts& changes = figures.counts.images;
-  text += fmt::format("rbd_sync_last_run_changes{{kind=\"added\"}} {}\n", changes.added);
-  text += fmt::format("rbd_sync_last_run_changes{{kind=\"changed\"}} {}\n", changes.changed);
-  text += fmt::format("rbd_sync_last_run_changes{{kind=\"removed\"}} {}\n", changes.removed);
+  const auto change = [&](const char* kind, std::uint64_t count) {
+    text += fmt::format("rbd_sync_last_run_changes{{{},kind=\"{}\"}} {}\n", label, kind, count);
+  };
+  change("added", changes.added);
+  change("changed", changes.changed);
+  change("removed", changes.removed);
   return text;
 }
 
@@ -59,9 +69,17 @@ std::optional<double> metric_value(const std::string& text, const std::string& n
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
+    // Unlabelled samples are what versions before the cluster label wrote.
+    std::size_t value_at = std::string::npos;
     if (line.rfind(name + " ", 0) == 0) {
+      value_at = name.size() + 1;
+    } else if (line.rfind(name + "{", 0) == 0) {
+      const std::size_t close = line.find("} ", name.size());
+      value_at = close == std::string::npos ? close : close + 2;
+    }
+    if (value_at != std::string::npos) {
       try {
-        return std::stod(line.substr(name.size() + 1));
+        return std::stod(line.substr(value_at));
       } catch (const std::exception&) {
         return std::nullopt;
       }
@@ -70,7 +88,7 @@ std::optional<double> metric_value(const std::string& text, const std::string& n
   return std::nullopt;
 }
 
-void write_metrics_file(const std::string& path, const RunRecord& run,
+void write_metrics_file(const std::string& path, const std::string& cluster, const RunRecord& run,
                         const sync::SyncReport* report) {
   constexpr const char* k_hint = "check --metrics-file's directory and permissions";
   // A metrics file is a few kilobytes; more is not one of ours.
@@ -84,7 +102,7 @@ void write_metrics_file(const std::string& path, const RunRecord& run,
     }
   }
   // 0644: node_exporter, another user, reads it; the figures are no secret.
-  replace_file(path, format_metrics(run, report, last), 0644, k_hint);
+  replace_file(path, format_metrics(run, cluster, report, last), 0644, k_hint);
 }
 
 }  // namespace rbdsync::app

@@ -15,13 +15,17 @@ struct LastSuccess {
   std::optional<std::int64_t> images;  ///< in the inventory after it
 };
 
-/// The metrics of the ended run `run` in the Prometheus text exposition format (HELP,
-/// TYPE, samples). A run that committed (succeeded or partial) is its own last success
-/// and gives its counts from `report`; any other gives `last`, and no counts.
-std::string format_metrics(const RunRecord& run, const sync::SyncReport* report,
-                           const LastSuccess& last = {});
+/// The metrics of the ended run `run` of cluster `cluster` (the --cluster name: letters,
+/// digits, '-' and '_', nothing a label value must escape) in the Prometheus text
+/// exposition format (HELP, TYPE, samples). Every sample carries the label
+/// cluster="NAME", so that the files of several clusters on one host are one set of
+/// series to node_exporter. A run that committed (succeeded or partial) is its own last
+/// success and gives its counts from `report`; any other gives `last`, and no counts.
+std::string format_metrics(const RunRecord& run, const std::string& cluster,
+                           const sync::SyncReport* report, const LastSuccess& last = {});
 
-/// A sample's value from metrics text written by format_metrics(), if present.
+/// The value of the first sample of metric `name` (whatever its labels) in metrics text
+/// written by format_metrics(), if present.
 std::optional<double> metric_value(const std::string& text, const std::string& name);
 
 /// Writes the metrics of `run` (and `report`, when it committed) to `path` for
@@ -29,7 +33,7 @@ std::optional<double> metric_value(const std::string& text, const std::string& n
 /// rename(2), so the collector never reads half a file. A run that did not commit keeps
 /// the last success time and image count of the file it replaces. Throws
 /// Error(ExitCode::cant_create) when the file cannot be written.
-void write_metrics_file(const std::string& path, const RunRecord& run,
+void write_metrics_file(const std::string& path, const std::string& cluster, const RunRecord& run,
                         const sync::SyncReport* report);
 
 }  // namespace rbdsync::app

@@ -58,7 +58,7 @@ void record_metrics(const cli::Config& config, const RunRecord& run,
     return;
   }
   try {
-    write_metrics_file(config.metrics_file, run, report);
+    write_metrics_file(config.metrics_file, config.ceph_cluster, run, report);
   } catch (const Error& error) {
     spdlog::warn("{}", error.what());
   }
@@ -83,9 +83,12 @@ ceph::CephConfig ceph_config(const cli::Config& config) {
   // By name, not by position: three of these are strings, which a reordered
   // CephConfig would swap without a compile error.
   ceph::CephConfig ceph;
+  ceph.cluster = config.ceph_cluster;
   ceph.conf_path = config.ceph_conf;
   ceph.client_name = config.ceph_client;
   ceph.keyring_path = config.keyring;
+  ceph.mon_host = config.mon_host;
+  ceph.keyfile_path = config.keyfile;
   ceph.timeout_seconds = config.ceph_timeout_seconds;
   ceph.exact_usage = config.exact_usage;
   ceph.reader = reader;

@@ -10,7 +10,10 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <utility>
+
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 #include <rados/librados.hpp>
@@ -36,14 +39,37 @@ using inventory::Pool;
 
 namespace {
 
+/// What the keyring or key file `path` holds, through symlinks (Kubernetes mounts a
+/// Secret's files as symlinks), when it is a regular file: a FIFO there would block.
+std::optional<std::string> read_key_source(const std::string& path) {
+  std::error_code error;
+  if (path.empty() || !std::filesystem::is_regular_file(path, error)) {
+    return std::nullopt;
+  }
+  std::ifstream file(path);
+  if (!file) {
+    return std::nullopt;
+  }
+  constexpr std::size_t k_max_keyring_bytes = 1U << 20U;
+  std::string text(k_max_keyring_bytes, '\0');
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(file.gcount()));
+  return text;
+}
+
 /// The key `client_name` connects with, as librados found it: the `key` option, else
-/// its section in the first keyring file of the `keyring` option that has one. nullopt
-/// when none is found (a keyring librados could read and we cannot is no matter here:
-/// this only explains a failure).
+/// the `keyfile` one's file, else its section in the first keyring file of the
+/// `keyring` option that has one. nullopt when none is found (a keyring librados could
+/// read and we cannot is no matter here: this only explains a failure).
 std::optional<std::string> configured_key(librados::Rados& rados, const std::string& client_name) {
   std::string value;
   if (rados.conf_get("key", value) == 0 && !value.empty()) {
     return value;
+  }
+  if (rados.conf_get("keyfile", value) == 0 && !value.empty()) {
+    std::istringstream words(read_key_source(value).value_or(""));
+    std::string key;
+    return words >> key ? std::optional<std::string>(key) : std::nullopt;
   }
   if (rados.conf_get("keyring", value) != 0) {
     return std::nullopt;
@@ -55,21 +81,10 @@ std::optional<std::string> configured_key(librados::Rados& rados, const std::str
     const std::string path =
         value.substr(start, end == std::string::npos ? std::string::npos : end - start);
     start = end == std::string::npos ? value.size() : end + 1;
-    // A regular file only (through symlinks): a FIFO there would block the open.
-    std::error_code error;
-    if (path.empty() || !std::filesystem::is_regular_file(path, error)) {
-      continue;
-    }
-    std::ifstream file(path);
-    if (!file) {
-      continue;
-    }
-    constexpr std::size_t k_max_keyring_bytes = 1U << 20U;
-    std::string text(k_max_keyring_bytes, '\0');
-    file.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(file.gcount()));
-    if (auto key = keyring_key(text, client_name)) {
-      return key;
+    if (const std::optional<std::string> text = read_key_source(path)) {
+      if (auto key = keyring_key(*text, client_name)) {
+        return key;
+      }
     }
   }
   return std::nullopt;
@@ -108,10 +123,6 @@ void explain_key_type(librados::Rados& rados, const std::string& client_name, in
                   client_name + " a key of that type (ceph auth rotate " + client_name +
                   " --key_type aes)");
 }
-
-// Like `rbd` without --cluster: the name selects $cluster in ceph.conf paths and nothing on
-// the cluster itself.
-constexpr const char* k_cluster_name = "ceph";
 
 std::string namespace_suffix(const std::string& pool_namespace) {
   return pool_namespace.empty() ? std::string() : " namespace '" + pool_namespace + "'";
@@ -177,6 +188,7 @@ struct CephSource::Cluster {
   std::map<std::int64_t, librados::IoCtx> pools;
   librbd::RBD rbd;
   std::string client_name;
+  std::string cluster;  ///< the name it was initialised with
   bool exact_usage = false;
   ImageReader reader = ImageReader::librbd;
   sync::ReadMethods read_methods;
@@ -222,22 +234,48 @@ CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cl
   m_cluster->exact_usage = config.exact_usage;
   m_cluster->reader = config.reader;
   m_cluster->client_name = config.client_name;
+  m_cluster->cluster = config.cluster;
   librados::Rados& rados = m_cluster->rados;
-  check(rados.init2(config.client_name.c_str(), k_cluster_name, 0),
+  check(rados.init2(config.client_name.c_str(), config.cluster.c_str(), 0),
         "invalid Ceph client name '" + config.client_name + "'",
         "give --id NAME or --name client.NAME");
 
-  // nullptr lets librados look at $CEPH_CONF and the default search path, as rbd does.
+  // As rbd: the conf file (nullptr: $CEPH_CONF, then the search path with $cluster in
+  // it), then CEPH_ARGS, then the command line, each above the one before.
   const char* conf = config.conf_path.empty() ? nullptr : config.conf_path.c_str();
   const int r = rados.conf_read_file(conf);
-  if (r < 0) {
-    const std::string where = conf ? "'" + config.conf_path + "'"
-                                   : "($CEPH_CONF, /etc/ceph/ceph.conf, ~/.ceph/ceph.conf)";
-    throw Error(ExitCode::config, "cannot read Ceph config " + where + ": " + errno_text(-r),
-                "give the path of a readable ceph.conf with --ceph-conf");
+  const bool read_no_file = conf == nullptr && r == -ENOENT;
+  if (r < 0 && !read_no_file) {
+    throw Error(ExitCode::config,
+                "cannot read Ceph config '" + config.conf_path + "': " + errno_text(-r),
+                "give the path of a readable ceph.conf with -c/--conf");
   }
+  check(rados.conf_parse_env("CEPH_ARGS"), "cannot apply CEPH_ARGS", "check its options");
   if (!config.keyring_path.empty()) {
     check(rados.conf_set("keyring", config.keyring_path.c_str()), "invalid --keyring");
+  }
+  if (!config.keyfile_path.empty()) {
+    // librados would go on without the key and report a refused authentication.
+    if (::access(config.keyfile_path.c_str(), R_OK) != 0) {
+      throw Error(ExitCode::config,
+                  "cannot read --keyfile '" + config.keyfile_path + "': " + errno_text(errno),
+                  "give a file that holds the client's key and that this user may read");
+    }
+    check(rados.conf_set("keyfile", config.keyfile_path.c_str()), "invalid --keyfile");
+  }
+  if (!config.mon_host.empty()) {
+    check(rados.conf_set("mon_host", config.mon_host.c_str()),
+          "invalid --mon-host '" + config.mon_host + "'", "give HOST[:PORT][,HOST[:PORT]...]");
+  }
+  std::string mon_host;
+  rados.conf_get("mon_host", mon_host);
+  if (read_no_file && mon_host.empty()) {
+    throw Error(ExitCode::config,
+                "no Ceph config for cluster '" + config.cluster + "' ($CEPH_CONF, /etc/ceph/" +
+                    config.cluster + ".conf, ~/.ceph/" + config.cluster +
+                    ".conf) and no mon address",
+                "give -c/--conf PATH, or the mons with -m/--mon-host and the key with "
+                "--keyfile or --keyring");
   }
 
   // Without these a dead mon or a stuck OSD makes librados wait forever.
@@ -252,9 +290,16 @@ CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cl
   rados.conf_set("err_to_stderr", "false");
 
   const int connected = rados.connect();
+  if (connected == -ENOENT && mon_host.empty()) {
+    throw Error(ExitCode::config,
+                "no mon address for cluster '" + config.cluster +
+                    "': its ceph.conf has no "
+                    "mon_host and DNS names none",
+                "set mon_host in ceph.conf or give -m/--mon-host");
+  }
   if (connected == -ENOENT) {
     throw Error(ExitCode::config, "no keyring found for Ceph client '" + config.client_name + "'",
-                "set 'keyring' in ceph.conf or give --keyring PATH");
+                "set 'keyring' in ceph.conf, or give --keyring PATH or --keyfile PATH");
   }
   if (connected == -EACCES || connected == -EPERM) {
     throw Error(ExitCode::no_permission,
@@ -263,6 +308,13 @@ CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cl
                     config.client_name + ")");
   }
   explain_key_type(rados, config.client_name, connected);
+  if (connected == -EINVAL) {
+    throw Error(ExitCode::config,
+                "cannot connect to the Ceph cluster as '" + config.client_name +
+                    "': its key or the mon addresses do not parse",
+                "check the key file or keyring (base64, as 'ceph auth get-key' prints it) and "
+                "-m/mon_host");
+  }
   check(connected, "cannot connect to the Ceph cluster as '" + config.client_name + "'");
   spdlog::debug("connected to Ceph as {}", config.client_name);
 }
@@ -281,7 +333,7 @@ std::string CephSource::cluster_name() {
   // Pacific keeps `cluster` outside its option table, so conf_get() answers ENOENT; the
   // name is then the one this client was initialised with.
   if (r == -ENOENT) {
-    return k_cluster_name;
+    return m_cluster->cluster;
   }
   check(r, "cannot read the cluster name");
   return name;

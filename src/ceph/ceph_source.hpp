@@ -18,9 +18,14 @@ enum class ImageReader {
 
 /// How to reach the cluster; the same knobs the `rbd` CLI has.
 struct CephConfig {
-  std::string conf_path;     ///< empty: $CEPH_CONF, then Ceph's default search path
+  std::string cluster = "ceph";  ///< $cluster in Ceph's search paths (/etc/ceph/$cluster.conf)
+  /// empty: $CEPH_CONF, then Ceph's default search path, where a missing file is no error
+  /// once CEPH_ARGS or `mon_host` names the mons
+  std::string conf_path;
   std::string client_name;   ///< full name, e.g. "client.admin"
   std::string keyring_path;  ///< empty: the `keyring` setting of ceph.conf
+  std::string mon_host;      ///< empty: the `mon_host` setting of ceph.conf or CEPH_ARGS
+  std::string keyfile_path;  ///< empty: the key comes from the keyring
   int timeout_seconds = 30;  ///< mount, mon and OSD operation timeout
   /// Compute usage even without a valid fast-diff map, object by object (`rbd du` does
   /// that too, slowly); otherwise such usage is left unknown.
@@ -32,8 +37,9 @@ struct CephConfig {
 /// disconnects in the destructor. The librados types stay inside the .cpp files.
 class CephSource : public sync::InventorySource {
  public:
-  /// Connects to the cluster. Throws Error with ExitCode::config (no ceph.conf, no
-  /// keyring), ExitCode::no_permission (cephx refused) or ExitCode::unavailable
+  /// Connects to the cluster, configured as `rbd` is: the conf file, then CEPH_ARGS, then
+  /// `config`'s settings. Throws Error with ExitCode::config (no ceph.conf and no mon
+  /// address, no keyring), ExitCode::no_permission (cephx refused) or ExitCode::unavailable
   /// (no mon answered within the timeout).
   explicit CephSource(const CephConfig& config);
   ~CephSource() override;
@@ -41,7 +47,7 @@ class CephSource : public sync::InventorySource {
   CephSource& operator=(const CephSource&) = delete;
 
   std::string cluster_fsid() override;
-  /// The `cluster` setting of the client's configuration.
+  /// The cluster name the client was configured with (CephConfig::cluster).
   std::string cluster_name() override;
   /// Figures from one `osd dump` and one `df detail` mon command for all pools, and
   /// each pool's mirror mode. Whether this client may read a pool is asked with one stat

@@ -78,6 +78,9 @@ std::string options_section() {
         items += std::string(" \\fI") + roff_text(option.value_name) + "\\fR";
       }
       items += "\n" + roff_text(option.help);
+      if (*option.alias != '\0') {
+        items += " (also " + roff_text(std::string("--") + option.alias) + ")";
+      }
       if (*option.default_text != '\0') {
         items += " (default: " + roff_text(option.default_text) + ")";
       }

@@ -23,8 +23,10 @@ using V = ValueKind;
 std::vector<OptionSpec> guard_options() {
   return {
       {flag::k_lock_file, "", V::text, "PATH",
-       "the lock file every caller shares; its directory is shared through the group rbd-sync",
-       k_default_lock_file, true, G::guard, k_run | k_status, true},
+       "the lock file every caller for this cluster shares; its directory is shared through the "
+       "group rbd-sync",
+       "/run/lock/rbd-sync/sync.lock, or sync@NAME.lock for a cluster NAME other than ceph", false,
+       G::guard, k_run | k_status, true},
       {flag::k_wait, "", V::number, "SECONDS",
        "wait up to this many seconds (at most 86400) for a running sync on this host to finish "
        "instead of exiting 75",
@@ -43,15 +45,30 @@ std::vector<OptionSpec> guard_options() {
 /// Which cluster, as which client, and how its images are read.
 std::vector<OptionSpec> ceph_options() {
   return {
-      {flag::k_ceph_conf, "", V::text, "PATH", "the ceph.conf to read",
-       "$CEPH_CONF, then /etc/ceph/ceph.conf and ~/.ceph/ceph.conf", false, G::ceph, k_run, false},
-      {flag::k_id, "", V::text, "ID", "the Ceph client id, as in 'rbd --id'", "admin", false,
+      {flag::k_cluster, "", V::text, "NAME",
+       "the Ceph cluster name, as in 'rbd --cluster': it names the ceph.conf, the keyring and "
+       "the lock file",
+       k_default_cluster, true, G::ceph, k_run | k_status, false},
+      {flag::k_conf, "c", V::text, "PATH", "the ceph.conf to read, as in 'rbd -c'",
+       "$CEPH_CONF, then /etc/ceph/NAME.conf and ~/.ceph/NAME.conf; none is needed when "
+       "--mon-host and a key are given",
+       false, G::ceph, k_run, false, flag::k_ceph_conf},
+      {flag::k_mon_host, "m", V::text, "HOST[,HOST]",
+       "the mon addresses, as in 'rbd -m', in place of ceph.conf's mon_host", "", false, G::ceph,
+       k_run, false},
+      {flag::k_id, "i", V::text, "ID", "the Ceph client id, as in 'rbd --id'", "admin", false,
        G::ceph, k_run, false},
       {flag::k_name, "n", V::text, "client.ID",
        "the Ceph client name, as in 'rbd --name'; give --id or --name, not both", "", false,
        G::ceph, k_run, false},
-      {flag::k_keyring, "", V::text, "PATH", "the keyring holding the client's key",
-       "'keyring' from ceph.conf", false, G::ceph, k_run, false},
+      {flag::k_keyring, "k", V::text, "PATH", "the keyring holding the client's key",
+       "'keyring' from ceph.conf, else /etc/ceph/NAME.client.ID.keyring and the others rbd "
+       "looks at",
+       false, G::ceph, k_run, false},
+      {flag::k_keyfile, "", V::text, "PATH",
+       "a file holding only the client's base64 key, as in 'rbd --keyfile' (a key file beats "
+       "the keyring)",
+       "", false, G::ceph, k_run, false},
       {flag::k_pool, "p", V::repeated, "NAME",
        "a pool to sync, repeatable; the stored rows of other pools are left alone",
        "every pool with the rbd application that the client may read", false, G::ceph, k_run, true},

@@ -56,6 +56,8 @@ struct OptionSpec {
   OptionGroup group;
   CommandSet commands;  ///< where it is accepted; anywhere else it is a usage error
   bool in_synopsis;     ///< named in the command's usage line
+  /// An older long name that still works (kept for the scripts that use it), or "".
+  const char* alias = "";
 };
 
 /// One command, as `--help` and the man page list it.

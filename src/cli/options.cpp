@@ -6,6 +6,7 @@
 
 #include <cxxopts.hpp>
 
+#include "cli/ceph_args.hpp"
 #include "cli/cxxopts_table.hpp"
 #include "cli/help.hpp"
 #include "cli/option_table.hpp"
@@ -97,27 +98,58 @@ OutputFormat parse_format(const std::string& name) {
   throw Error(ExitCode::usage, "--format must be plain or json, not '" + name + "'", k_usage_hint);
 }
 
-std::string client_name(const cxxopts::ParseResult& result) {
+/// `value` as a client name, given by --id (`from_id`) or --name; `where` says where it
+/// was given, for the error.
+std::string checked_client_name(const std::string& value, bool from_id, const std::string& where) {
+  if (from_id) {
+    if (value.empty() || value.rfind("client.", 0) == 0) {
+      throw Error(ExitCode::usage,
+                  "--id" + where + " takes the id without 'client.', not '" + value + "'",
+                  "e.g. --id rbdsync");
+    }
+    return "client." + value;
+  }
+  if (value.rfind("client.", 0) != 0 || value.size() == 7) {
+    throw Error(ExitCode::usage,
+                "--name" + where + " must look like client.ID, not '" + value + "'",
+                "or give --id ID");
+  }
+  return value;
+}
+
+/// The client from --id or --name, else from CEPH_ARGS, else client.admin.
+std::string client_name(const cxxopts::ParseResult& result, const EarlyCephArgs& env) {
   if (result.count(flag::k_id) != 0 && result.count(flag::k_name) != 0) {
     throw Error(ExitCode::usage, "--id and --name both name the Ceph client", "give one of them");
   }
   if (result.count(flag::k_name) != 0) {
-    auto name = result[flag::k_name].as<std::string>();
-    if (name.rfind("client.", 0) != 0 || name.size() == 7) {
-      throw Error(ExitCode::usage, "--name must look like client.ID, not '" + name + "'",
-                  "or give --id ID");
-    }
-    return name;
+    return checked_client_name(result[flag::k_name].as<std::string>(), false, "");
   }
   if (result.count(flag::k_id) != 0) {
-    const auto id = result[flag::k_id].as<std::string>();
-    if (id.empty() || id.rfind("client.", 0) == 0) {
-      throw Error(ExitCode::usage, "--id takes the id without 'client.', not '" + id + "'",
-                  "e.g. --id rbdsync");
-    }
-    return "client." + id;
+    return checked_client_name(result[flag::k_id].as<std::string>(), true, "");
+  }
+  if (env.client_name) {
+    return checked_client_name(env.client_value, env.client_from_id, " in CEPH_ARGS");
   }
   return "client.admin";
+}
+
+/// Ceph puts the cluster name into file names ($cluster.conf, $cluster.$name.keyring)
+/// and so does rbd-sync (the lock file): no path separators, no leading dot or dash.
+std::string checked_cluster(const std::string& name, const std::string& where) {
+  constexpr std::size_t k_longest = 64;
+  const bool valid = !name.empty() && name.size() <= k_longest && name.front() != '-' &&
+                     std::all_of(name.begin(), name.end(), [](char c) {
+                       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                              (c >= '0' && c <= '9') || c == '-' || c == '_';
+                     });
+  if (!valid) {
+    throw Error(
+        ExitCode::usage,
+        "--cluster" + where + " must be 1 to 64 letters, digits, '-' or '_', not '" + name + "'",
+        "give the name of /etc/ceph/NAME.conf, e.g. --cluster backup");
+  }
+  return name;
 }
 
 void require_non_empty(const std::string& value, const char* name) {
@@ -150,8 +182,8 @@ int seconds_in(const cxxopts::ParseResult& result, const char* name, int low, in
 }
 
 void read_guard_options(const cxxopts::ParseResult& result, Config& config) {
-  config.lock_file = result[flag::k_lock_file].as<std::string>();
-  require_non_empty(config.lock_file, flag::k_lock_file);
+  // The cluster's own lock file unless one is named: read_ceph_options() has the cluster.
+  config.lock_file = non_empty_value(result, flag::k_lock_file).value_or("");
   config.wait_seconds = seconds_in(result, flag::k_wait, 0, 86400);
   config.detach = result.count(flag::k_detach) != 0;
   if (config.detach && config.wait_seconds > 0) {
@@ -177,13 +209,32 @@ ImageReader parse_reader(const std::string& name) {
               k_usage_hint);
 }
 
-void read_ceph_options(const cxxopts::ParseResult& result, Config& config) {
-  if (auto ceph_conf = non_empty_value(result, flag::k_ceph_conf)) {
-    config.ceph_conf = std::move(*ceph_conf);
+/// The Ceph options of argv, with CEPH_ARGS's early ones (`env`) where argv has none;
+/// librados reads CEPH_ARGS's other options itself, below those of argv.
+void read_ceph_options(const cxxopts::ParseResult& result, const EarlyCephArgs& env,
+                       Config& config) {
+  if (auto cluster = non_empty_value(result, flag::k_cluster)) {
+    config.ceph_cluster = checked_cluster(*cluster, "");
+  } else if (env.cluster) {
+    config.ceph_cluster = checked_cluster(*env.cluster, " in CEPH_ARGS");
   }
-  config.ceph_client = client_name(result);
+  if (config.lock_file.empty()) {
+    config.lock_file = default_lock_file(config.ceph_cluster);
+  }
+  if (auto conf = non_empty_value(result, flag::k_conf)) {
+    config.ceph_conf = std::move(*conf);
+  } else if (env.conf) {
+    config.ceph_conf = *env.conf;
+  }
+  config.ceph_client = client_name(result, env);
   if (auto keyring = non_empty_value(result, flag::k_keyring)) {
     config.keyring = std::move(*keyring);
+  }
+  if (auto keyfile = non_empty_value(result, flag::k_keyfile)) {
+    config.keyfile = std::move(*keyfile);
+  }
+  if (auto mon_host = non_empty_value(result, flag::k_mon_host)) {
+    config.mon_host = std::move(*mon_host);
   }
   if (result.count(flag::k_pool) != 0) {
     config.pools = result[flag::k_pool].as<std::vector<std::string>>();
@@ -226,7 +277,13 @@ void read_output_options(const cxxopts::ParseResult& result, Config& config) {
 
 }  // namespace
 
-Config parse(int argc, const char* const argv[]) {
+std::string default_lock_file(const std::string& cluster) {
+  const std::string directory = k_lock_directory;
+  return cluster == k_default_cluster ? k_default_lock_file
+                                      : directory + "/sync@" + cluster + ".lock";
+}
+
+Config parse(int argc, const char* const argv[], const char* ceph_args) {
   cxxopts::Options options = make_options();
   Config config;
   try {
@@ -253,7 +310,7 @@ Config parse(int argc, const char* const argv[]) {
     refuse_foreign_options(result, *line.command);
     // In the order of the help's groups, which is the order the checks were made in.
     read_guard_options(result, config);
-    read_ceph_options(result, config);
+    read_ceph_options(result, early_ceph_args(ceph_args != nullptr ? ceph_args : ""), config);
     read_database_options(result, config);
     read_output_options(result, config);
   } catch (const cxxopts::exceptions::exception& e) {

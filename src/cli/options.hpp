@@ -13,10 +13,15 @@ inline constexpr const char* k_lock_file = "lock-file";
 inline constexpr const char* k_wait = "wait";
 inline constexpr const char* k_trigger = "trigger";
 inline constexpr const char* k_detach = "detach";
+inline constexpr const char* k_conf = "conf";
+/// The spelling of --conf before rbd-sync took rbd's; kept for scripts that use it.
 inline constexpr const char* k_ceph_conf = "ceph-conf";
+inline constexpr const char* k_cluster = "cluster";
+inline constexpr const char* k_mon_host = "mon-host";
 inline constexpr const char* k_id = "id";
 inline constexpr const char* k_name = "name";
 inline constexpr const char* k_keyring = "keyring";
+inline constexpr const char* k_keyfile = "keyfile";
 inline constexpr const char* k_pool = "pool";
 inline constexpr const char* k_ceph_timeout = "ceph-timeout";
 inline constexpr const char* k_exact_usage = "exact-usage";
@@ -36,7 +41,16 @@ inline constexpr const char* k_version = "version";
 /// Where the lock file lives unless --lock-file says otherwise. /run/lock is on every
 /// Linux host and writable by root; the package gives the directory to the group
 /// that cron, the web backend and admins share.
+inline constexpr const char* k_lock_directory = "/run/lock/rbd-sync";
 inline constexpr const char* k_default_lock_file = "/run/lock/rbd-sync/sync.lock";
+/// The Ceph cluster name unless --cluster (or CEPH_ARGS) says otherwise, as in Ceph.
+inline constexpr const char* k_default_cluster = "ceph";
+
+/// The lock file of cluster `cluster` unless --lock-file says otherwise: sync.lock for
+/// the default cluster, as before clusters had names here, and sync@NAME.lock for any
+/// other, so that two clusters sync side by side while two runs for one exclude each
+/// other.
+std::string default_lock_file(const std::string& cluster);
 /// The libpq service used unless --db says otherwise (pg_service.conf + .pgpass).
 inline constexpr const char* k_default_db = "service=rbd-sync";
 
@@ -54,10 +68,13 @@ struct Config {
   std::string trigger = "manual";  ///< cron | web | manual
   /// run: answer once both guards are taken (or one is busy) and go on in the background
   bool detach = false;
-  std::string ceph_conf;                     ///< empty: librados' own search
-  std::string ceph_client = "client.admin";  ///< as `rbd`: --id admin
-  std::string keyring;                       ///< empty: from ceph.conf
-  std::vector<std::string> pools;            ///< empty: every pool with the rbd application
+  std::string ceph_cluster = k_default_cluster;  ///< names the conf, keyring and lock file
+  std::string ceph_conf;                         ///< empty: librados' own search
+  std::string ceph_client = "client.admin";      ///< as `rbd`: --id admin
+  std::string keyring;                           ///< empty: from ceph.conf
+  std::string mon_host;                          ///< empty: from ceph.conf
+  std::string keyfile;                           ///< empty: the keyring holds the key
+  std::vector<std::string> pools;                ///< empty: every pool with the rbd application
   int ceph_timeout_seconds = 30;
   bool exact_usage = false;  ///< scan images without a valid fast-diff map too
   ImageReader reader = ImageReader::direct;
@@ -70,7 +87,10 @@ struct Config {
   std::string help_text;  ///< filled for Command::help
 };
 
-/// Parses argv. Throws Error(ExitCode::usage) naming the bad option and the fix.
-Config parse(int argc, const char* const argv[]);
+/// Parses argv. `ceph_args` is the environment's CEPH_ARGS (nullptr when unset): as
+/// for `rbd`, its --cluster, -c/--conf, -i/--id and -n/--name apply where argv gives
+/// none (librados reads the rest of it itself). Throws Error(ExitCode::usage) naming the
+/// bad option and the fix.
+Config parse(int argc, const char* const argv[], const char* ceph_args = nullptr);
 
 }  // namespace rbdsync::cli

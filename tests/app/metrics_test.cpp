@@ -39,17 +39,19 @@ TEST(Metrics, SuccessfulRunReportsItsCountsAndTimes) {
   sync::SyncReport report;
   report.images = 9;
   report.counts.images.added = 3;
-  const std::string text = format_metrics(run, &report);
+  const std::string text = format_metrics(run, "ceph", &report);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_success"), 1.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_exit_code"), 0.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_images"), 9.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_duration_seconds"), 1.5);
-  EXPECT_NE(text.find("rbd_sync_last_run_changes{kind=\"added\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("rbd_sync_last_run_changes{cluster=\"ceph\",kind=\"added\"} 3\n"),
+            std::string::npos);
   EXPECT_NE(text.find("# TYPE rbd_sync_images gauge\n"), std::string::npos);
 }
 
 TEST(Metrics, TextOfAPartialRunIsUnchanged) {
-  // node_exporter and its alerts read these names and values: issue #20 pins the text.
+  // node_exporter and its alerts read these names and values: issue #20 pins the text;
+  // issue #34 added the cluster label.
   RunRecord run = ended_run(RunStatus::partial, ExitCode::partial, 1764800100);
   run.duration_seconds = 12.5;
   sync::SyncReport report;
@@ -59,34 +61,34 @@ TEST(Metrics, TextOfAPartialRunIsUnchanged) {
   // A committed run is its own last success: what the previous file said is not used.
   const LastSuccess earlier{1764700000, 5};
   EXPECT_EQ(
-      format_metrics(run, &report, earlier),
+      format_metrics(run, "backup", &report, earlier),
       "# HELP rbd_sync_last_run_success Whether the last sync run succeeded (1) or not (0).\n"
       "# TYPE rbd_sync_last_run_success gauge\n"
-      "rbd_sync_last_run_success 0\n"
+      "rbd_sync_last_run_success{cluster=\"backup\"} 0\n"
       "# HELP rbd_sync_last_run_exit_code Exit code of the last sync run.\n"
       "# TYPE rbd_sync_last_run_exit_code gauge\n"
-      "rbd_sync_last_run_exit_code 3\n"
+      "rbd_sync_last_run_exit_code{cluster=\"backup\"} 3\n"
       "# HELP rbd_sync_last_run_timestamp_seconds When the last sync run ended.\n"
       "# TYPE rbd_sync_last_run_timestamp_seconds gauge\n"
-      "rbd_sync_last_run_timestamp_seconds 1764800100\n"
+      "rbd_sync_last_run_timestamp_seconds{cluster=\"backup\"} 1764800100\n"
       "# HELP rbd_sync_last_run_duration_seconds How long the last sync run took.\n"
       "# TYPE rbd_sync_last_run_duration_seconds gauge\n"
-      "rbd_sync_last_run_duration_seconds 12.5\n"
+      "rbd_sync_last_run_duration_seconds{cluster=\"backup\"} 12.5\n"
       "# HELP rbd_sync_last_success_timestamp_seconds When a sync run last succeeded.\n"
       "# TYPE rbd_sync_last_success_timestamp_seconds gauge\n"
-      "rbd_sync_last_success_timestamp_seconds 1764800100\n"
+      "rbd_sync_last_success_timestamp_seconds{cluster=\"backup\"} 1764800100\n"
       "# HELP rbd_sync_images Images in the inventory after the last successful run.\n"
       "# TYPE rbd_sync_images gauge\n"
-      "rbd_sync_images 7\n"
+      "rbd_sync_images{cluster=\"backup\"} 7\n"
       "# HELP rbd_sync_last_run_stale_images Images the last sync run could not read; their rows "
       "were kept, marked stale.\n"
       "# TYPE rbd_sync_last_run_stale_images gauge\n"
-      "rbd_sync_last_run_stale_images 1\n"
+      "rbd_sync_last_run_stale_images{cluster=\"backup\"} 1\n"
       "# HELP rbd_sync_last_run_changes Image rows the last sync run added, changed or removed.\n"
       "# TYPE rbd_sync_last_run_changes gauge\n"
-      "rbd_sync_last_run_changes{kind=\"added\"} 3\n"
-      "rbd_sync_last_run_changes{kind=\"changed\"} 2\n"
-      "rbd_sync_last_run_changes{kind=\"removed\"} 1\n");
+      "rbd_sync_last_run_changes{cluster=\"backup\",kind=\"added\"} 3\n"
+      "rbd_sync_last_run_changes{cluster=\"backup\",kind=\"changed\"} 2\n"
+      "rbd_sync_last_run_changes{cluster=\"backup\",kind=\"removed\"} 1\n");
 }
 
 TEST(Metrics, FailedRunKeepsTheLastSuccessOfThePreviousFile) {
@@ -94,9 +96,10 @@ TEST(Metrics, FailedRunKeepsTheLastSuccessOfThePreviousFile) {
   const std::string path = dir.file("rbd_sync.prom");
   sync::SyncReport report;
   report.images = 42;
-  write_metrics_file(path, ended_run(RunStatus::succeeded, ExitCode::ok, 1000), &report);
+  write_metrics_file(path, "ceph", ended_run(RunStatus::succeeded, ExitCode::ok, 1000), &report);
 
-  write_metrics_file(path, ended_run(RunStatus::failed, ExitCode::unavailable, 2000), nullptr);
+  write_metrics_file(path, "ceph", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
+                     nullptr);
   const std::string text = read(path);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_success"), 0.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_exit_code"), 69.0);
@@ -105,9 +108,22 @@ TEST(Metrics, FailedRunKeepsTheLastSuccessOfThePreviousFile) {
   EXPECT_EQ(metric_value(text, "rbd_sync_images"), 42.0);
 }
 
+TEST(Metrics, AFileOfAVersionWithoutLabelsStillGivesTheLastSuccess) {
+  testing::ScopedTempDir dir;
+  const std::string path = dir.file("rbd_sync.prom");
+  std::ofstream(path) << "rbd_sync_last_success_timestamp_seconds 1000\nrbd_sync_images 42\n";
+  write_metrics_file(path, "ceph", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
+                     nullptr);
+  const std::string text = read(path);
+  EXPECT_NE(text.find("rbd_sync_last_success_timestamp_seconds{cluster=\"ceph\"} 1000\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(metric_value(text, "rbd_sync_images"), 42.0);
+}
+
 TEST(Metrics, UnwritableDirectoryIsACantCreateError) {
   try {
-    write_metrics_file("/nonexistent-dir/rbd_sync.prom",
+    write_metrics_file("/nonexistent-dir/rbd_sync.prom", "ceph",
                        ended_run(RunStatus::failed, ExitCode::internal, 1000), nullptr);
     FAIL() << "writing into a missing directory must fail";
   } catch (const Error& error) {
@@ -118,7 +134,8 @@ TEST(Metrics, UnwritableDirectoryIsACantCreateError) {
 /// A file of another user's: what a planted symlink points rbd-sync at.
 std::string victim_file(const testing::ScopedTempDir& dir) {
   const std::string victim = dir.file("victim");
-  std::ofstream(victim) << "rbd_sync_last_success_timestamp_seconds 12345\nrbd_sync_images 7\n";
+  std::ofstream(victim)
+      << "rbd_sync_last_success_timestamp_seconds{cluster=\"backup\"} 12345\nrbd_sync_images 7\n";
   return victim;
 }
 
@@ -139,7 +156,8 @@ TEST(Metrics, NothingIsWrittenOrReadThroughSymlinksPlantedInTheDirectory) {
   plant_symlinks(path, victim);
 
   // A failed run reads the previous file for the last success: not through the link.
-  write_metrics_file(path, ended_run(RunStatus::failed, ExitCode::unavailable, 2000), nullptr);
+  write_metrics_file(path, "ceph", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
+                     nullptr);
   EXPECT_EQ(read(victim), before) << "the planted file was written";
   struct stat st {};
   ASSERT_EQ(::lstat(path.c_str(), &st), 0);
@@ -179,7 +197,8 @@ TEST(Metrics, AMemberWritingTheFileIsNotLedIntoAnotherMembersFile) {
   const int status = testing::exit_status_as(k_member_uid, k_shared_gid, {k_shared_gid}, [&] {
     const std::string guessed = path + ".tmp." + std::to_string(::getpid());
     static_cast<void>(::symlink(victim.c_str(), guessed.c_str()));
-    write_metrics_file(path, ended_run(RunStatus::failed, ExitCode::unavailable, 2000), nullptr);
+    write_metrics_file(path, "ceph", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
+                       nullptr);
     return 0;
   });
   EXPECT_EQ(status, 0) << "the member's write failed";

@@ -29,13 +29,23 @@ TEST(OptionTable, NamesAreUnique) {
 TEST(OptionTable, EveryFlagConstantIsInTheTable) {
   for (const char* name :
        {flag::k_db,        flag::k_lock_file,  flag::k_wait,         flag::k_trigger,
-        flag::k_detach,    flag::k_ceph_conf,  flag::k_id,           flag::k_name,
+        flag::k_detach,    flag::k_conf,       flag::k_id,           flag::k_name,
         flag::k_keyring,   flag::k_pool,       flag::k_ceph_timeout, flag::k_exact_usage,
         flag::k_reader,    flag::k_db_timeout, flag::k_log_file,     flag::k_metrics_file,
         flag::k_format,    flag::k_json,       flag::k_verbose,      flag::k_quiet,
-        flag::k_log_level, flag::k_help,       flag::k_version}) {
+        flag::k_log_level, flag::k_help,       flag::k_version,      flag::k_cluster,
+        flag::k_mon_host,  flag::k_keyfile}) {
     EXPECT_NE(find_option(name), nullptr) << name;
   }
+}
+
+TEST(OptionTable, AnAliasIsNoOtherOptionsName) {
+  for (const OptionSpec& option : option_table()) {
+    if (*option.alias != '\0') {
+      EXPECT_EQ(find_option(option.alias), nullptr) << option.alias;
+    }
+  }
+  EXPECT_STREQ(find_option(flag::k_conf)->alias, flag::k_ceph_conf);
 }
 
 TEST(OptionTable, SwitchesTakeNoValueAndTheOthersNameTheirs) {

@@ -228,7 +228,9 @@ TEST(CliOptions, DefaultsAreTheOnesTheHelpTells) {
   const Config config = parse_args({"run"});
   const auto told = [](const char* name) { return std::string(find_option(name)->default_text); };
   EXPECT_EQ(config.db, told(flag::k_db));
-  EXPECT_EQ(config.lock_file, told(flag::k_lock_file));
+  EXPECT_EQ(told(flag::k_lock_file).rfind(config.lock_file + ", ", 0), 0U)
+      << told(flag::k_lock_file);
+  EXPECT_EQ(config.ceph_cluster, told(flag::k_cluster));
   EXPECT_EQ(std::to_string(config.wait_seconds), told(flag::k_wait));
   EXPECT_EQ(config.trigger, told(flag::k_trigger));
   EXPECT_EQ(std::to_string(config.ceph_timeout_seconds), told(flag::k_ceph_timeout));
@@ -247,6 +249,89 @@ TEST(CliOptions, HelpOnAnUnknownCommandIsAUsageError) {
   EXPECT_NE(std::string(error.what()).find("'nosuch'"), std::string::npos);
   EXPECT_NE(error.hint().find("rbd-sync help run"), std::string::npos);
   EXPECT_EQ(failure_of({"help", "run", "extra"}), ExitCode::usage);
+}
+
+TEST(CliOptions, CephOptionsAreSpelledAsRbdSpellsThem) {
+  const Config config =
+      parse_args({"run", "-c", "/etc/ceph/b.conf", "-m", "10.0.0.1,10.0.0.2:3300", "-i", "sync",
+                  "-k", "/etc/ceph/b.keyring", "--keyfile", "/run/secrets/key"});
+  EXPECT_EQ(config.ceph_conf, "/etc/ceph/b.conf");
+  EXPECT_EQ(config.mon_host, "10.0.0.1,10.0.0.2:3300");
+  EXPECT_EQ(config.ceph_client, "client.sync");
+  EXPECT_EQ(config.keyring, "/etc/ceph/b.keyring");
+  EXPECT_EQ(config.keyfile, "/run/secrets/key");
+  EXPECT_EQ(parse_args({"run", "--conf", "/a.conf", "--mon-host", "m"}).ceph_conf, "/a.conf");
+  EXPECT_EQ(parse_args({"run", "--keyring", "/k"}).keyring, "/k");
+}
+
+// Scripts written before rbd-sync took rbd's spelling pass --ceph-conf.
+TEST(CliOptions, TheOldSpellingOfConfStillWorks) {
+  EXPECT_EQ(parse_args({"run", "--ceph-conf", "/old.conf"}).ceph_conf, "/old.conf");
+  EXPECT_EQ(failure_of({"status", "--ceph-conf", "/old.conf"}), ExitCode::usage);
+}
+
+TEST(CliOptions, EachClusterHasItsOwnLockFile) {
+  EXPECT_EQ(parse_args({"run", "--cluster", "ceph"}).lock_file, "/run/lock/rbd-sync/sync.lock");
+  const Config backup = parse_args({"run", "--cluster", "backup"});
+  EXPECT_EQ(backup.ceph_cluster, "backup");
+  EXPECT_EQ(backup.lock_file, "/run/lock/rbd-sync/sync@backup.lock");
+  EXPECT_EQ(parse_args({"status", "--cluster", "backup"}).lock_file,
+            "/run/lock/rbd-sync/sync@backup.lock");
+  EXPECT_EQ(parse_args({"run", "--cluster", "backup", "--lock-file", "/tmp/x.lock"}).lock_file,
+            "/tmp/x.lock");
+  EXPECT_EQ(default_lock_file("dc-2_b"), "/run/lock/rbd-sync/sync@dc-2_b.lock");
+}
+
+TEST(CliOptions, AClusterNameThatIsNoFileNameIsAUsageError) {
+  for (const std::string& name : std::vector<std::string>{"../etc", "a/b", "", "-x", ".hidden",
+                                                          "a b", std::string(65, 'c')}) {
+    const Error error = error_of({"run", "--cluster", name});
+    EXPECT_EQ(error.code(), ExitCode::usage) << name;
+    EXPECT_NE(std::string(error.what()).find("--cluster"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(parse_args({"run", "--cluster", std::string(64, 'c').c_str()}).ceph_cluster.size(),
+            64U);
+}
+
+Config parse_with_ceph_args(std::initializer_list<const char*> args, const char* ceph_args) {
+  std::vector<const char*> argv{"rbd-sync"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse(static_cast<int>(argv.size()), argv.data(), ceph_args);
+}
+
+TEST(CliOptions, CephArgsGiveTheClusterConfAndClientWhereArgvGivesNone) {
+  const Config config =
+      parse_with_ceph_args({"run"}, "--cluster=backup  -c /etc/ceph/x.conf --id sync -m h");
+  EXPECT_EQ(config.ceph_cluster, "backup");
+  EXPECT_EQ(config.lock_file, "/run/lock/rbd-sync/sync@backup.lock");
+  EXPECT_EQ(config.ceph_conf, "/etc/ceph/x.conf");
+  EXPECT_EQ(config.ceph_client, "client.sync");
+  // -m and everything else is librados' to read from CEPH_ARGS, below argv.
+  EXPECT_EQ(config.mon_host, "");
+  EXPECT_EQ(parse_with_ceph_args({"status"}, "--cluster backup").lock_file,
+            "/run/lock/rbd-sync/sync@backup.lock");
+}
+
+// As `rbd`: measured with rbd 16.2, CEPH_ARGS="--id nosuch" rbd --id admin ls is admin's.
+TEST(CliOptions, ArgvWinsOverCephArgs) {
+  const Config config = parse_with_ceph_args(
+      {"run", "--cluster", "main", "--conf", "/a.conf", "--name", "client.mine"},
+      "--cluster backup --conf /b.conf --id theirs");
+  EXPECT_EQ(config.ceph_cluster, "main");
+  EXPECT_EQ(config.ceph_conf, "/a.conf");
+  EXPECT_EQ(config.ceph_client, "client.mine");
+}
+
+TEST(CliOptions, ABadValueInCephArgsIsNamedAsComingFromThere) {
+  for (const char* ceph_args : {"--id client.x", "--name x", "--cluster ../x"}) {
+    try {
+      parse_with_ceph_args({"run"}, ceph_args);
+      ADD_FAILURE() << "no error for CEPH_ARGS=" << ceph_args;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ExitCode::usage);
+      EXPECT_NE(std::string(error.what()).find("in CEPH_ARGS"), std::string::npos) << error.what();
+    }
+  }
 }
 
 TEST(CliOptions, VersionNeedsNoCommand) {

@@ -121,7 +121,11 @@ RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds,
     ::dup2(err_write.get(), STDERR_FILENO);
     for (const auto& setting : env) {
       const auto equals = setting.find('=');
-      ::setenv(setting.substr(0, equals).c_str(), setting.substr(equals + 1).c_str(), 1);
+      if (equals == std::string::npos) {
+        ::unsetenv(setting.c_str());
+      } else {
+        ::setenv(setting.substr(0, equals).c_str(), setting.substr(equals + 1).c_str(), 1);
+      }
     }
     ::execvp(args[0], args.data());
     ::_exit(127);
@@ -890,7 +894,7 @@ std::vector<std::string> IntegrationTest::run_args(const std::vector<std::string
   std::vector<std::string> args{"run",
                                 "--db",
                                 db.conninfo(),
-                                "--ceph-conf",
+                                "--conf",
                                 required_env("RBDSYNC_TEST_CEPH_CONF"),
                                 "--id",
                                 required_env("RBDSYNC_TEST_CEPH_ID"),

@@ -53,7 +53,8 @@ struct RunResult {
 using OnStart = std::function<void(pid_t)>;
 
 /// Runs the rbd-sync binary under test with `args` and waits for it (killing it after
-/// `timeout_seconds`). `env` holds extra NAME=VALUE settings for the child.
+/// `timeout_seconds`). `env` holds extra NAME=VALUE settings for the child, and NAME
+/// alone for a variable the child must not have.
 RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds = 120,
                        const OnStart& on_start = {}, const std::vector<std::string>& env = {});
 

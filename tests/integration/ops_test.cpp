@@ -167,11 +167,13 @@ TEST_F(OpsTest, MetricsFileIsValidPrometheusTextAndKeepsTheLastSuccess) {
   const auto has = [&](const std::string& sample) {
     return parsed.out.find(sample + "\n") != std::string::npos;
   };
-  EXPECT_TRUE(has("rbd_sync_last_run_success{} 0")) << parsed.out;
-  EXPECT_TRUE(has("rbd_sync_last_run_exit_code{} 78")) << parsed.out;
-  EXPECT_TRUE(has("rbd_sync_images{} 2")) << "kept from the last success:\n" << parsed.out;
-  EXPECT_NE(parsed.out.find("rbd_sync_last_success_timestamp_seconds{} "), std::string::npos);
-  EXPECT_TRUE(has("rbd_sync_last_run_changes{kind=added} 0")) << parsed.out;
+  EXPECT_TRUE(has("rbd_sync_last_run_success{cluster=ceph} 0")) << parsed.out;
+  EXPECT_TRUE(has("rbd_sync_last_run_exit_code{cluster=ceph} 78")) << parsed.out;
+  EXPECT_TRUE(has("rbd_sync_images{cluster=ceph} 2")) << "kept from the last success:\n"
+                                                      << parsed.out;
+  EXPECT_NE(parsed.out.find("rbd_sync_last_success_timestamp_seconds{cluster=ceph} "),
+            std::string::npos);
+  EXPECT_TRUE(has("rbd_sync_last_run_changes{cluster=ceph,kind=added} 0")) << parsed.out;
 }
 
 /// `examples/web_backend.py press --times N -- <run args>` against the test services.

@@ -24,7 +24,27 @@ pkg_get_variable(RBDSYNC_SYSTEMD_UNIT_DIR systemd systemdsystemunitdir)
 if(NOT RBDSYNC_SYSTEMD_UNIT_DIR)
   set(RBDSYNC_SYSTEMD_UNIT_DIR /lib/systemd/system)
 endif()
-install(FILES cron/rbd-sync.service cron/rbd-sync.timer DESTINATION ${RBDSYNC_SYSTEMD_UNIT_DIR})
+# One source for the units of the default cluster and the template of any other
+# (rbd-sync@NAME: --cluster NAME, settings from /etc/default/rbd-sync and then
+# /etc/default/rbd-sync@NAME): the sandboxing is written once.
+set(RBDSYNC_UNIT_NOTE "Made by cmake/packaging.cmake from cron/: the unit of the cluster ceph")
+set(RBDSYNC_UNIT_OF_CLUSTER "")
+set(RBDSYNC_UNIT_ENVIRONMENT "")
+set(RBDSYNC_UNIT_CLUSTER "")
+set(RBDSYNC_TIMER_ALTERNATIVE " (alternative to /etc/cron.d/rbd-sync)")
+configure_file(cron/rbd-sync.service.in units/rbd-sync.service @ONLY)
+configure_file(cron/rbd-sync.timer.in units/rbd-sync.timer @ONLY)
+set(RBDSYNC_UNIT_NOTE
+    "Made by cmake/packaging.cmake from cron/: the template of any other, rbd-sync@NAME")
+set(RBDSYNC_UNIT_OF_CLUSTER " of Ceph cluster %i")
+set(RBDSYNC_UNIT_ENVIRONMENT "\nEnvironmentFile=-/etc/default/rbd-sync@%i")
+set(RBDSYNC_UNIT_CLUSTER " --cluster %i")
+set(RBDSYNC_TIMER_ALTERNATIVE "")
+configure_file(cron/rbd-sync.service.in units/rbd-sync@.service @ONLY)
+configure_file(cron/rbd-sync.timer.in units/rbd-sync@.timer @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/units/rbd-sync.service ${CMAKE_BINARY_DIR}/units/rbd-sync.timer
+              ${CMAKE_BINARY_DIR}/units/rbd-sync@.service ${CMAKE_BINARY_DIR}/units/rbd-sync@.timer
+        DESTINATION ${RBDSYNC_SYSTEMD_UNIT_DIR})
 # The shared lock directory (root:rbd-sync, 3770), made at boot; the package's postinst
 # creates the group and applies it at installation.
 install(FILES cron/rbd-sync.tmpfiles DESTINATION lib/tmpfiles.d RENAME rbd-sync.conf)

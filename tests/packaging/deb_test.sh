@@ -80,7 +80,8 @@ dpkg -i "$deb" >/dev/null
 for file in /usr/share/man/man1/rbd-sync.1.gz /usr/share/rbd-sync/sql/001_inventory.sql \
             /etc/cron.d/rbd-sync /etc/default/rbd-sync /etc/logrotate.d/rbd-sync \
             /usr/libexec/rbd-sync/cron-job /lib/systemd/system/rbd-sync.service \
-            /lib/systemd/system/rbd-sync.timer /usr/lib/tmpfiles.d/rbd-sync.conf \
+            /lib/systemd/system/rbd-sync.timer /lib/systemd/system/rbd-sync@.service \
+            /lib/systemd/system/rbd-sync@.timer /usr/lib/tmpfiles.d/rbd-sync.conf \
             /usr/share/doc/rbd-sync/copyright /usr/share/doc/rbd-sync/changelog.gz; do
     dpkg -S "$file" >/dev/null 2>&1 || fail "$file is not in the package"
 done
@@ -110,7 +111,22 @@ grep -qx 'User=rbd-sync' "$unit" || fail "the unit does not run as rbd-sync"
 grep -qx 'SuccessExitStatus=75' "$unit" || fail "exit 75 (already running) fails the unit"
 grep -qx 'MemoryMax=512M' "$unit" || fail "the unit does not bound the run's memory"
 grep -qx 'TasksMax=256' "$unit" || fail "the unit does not bound the run's tasks"
-ok "units verified; exposure $exposure (at most 3.0)"
+# The template, as the instance an admin enables for a second cluster: the same
+# sandbox (one source, cron/rbd-sync.service.in), its own cluster and settings file.
+instances=$(mktemp -d)
+cp /lib/systemd/system/rbd-sync@.service "$instances/rbd-sync@backup.service"
+cp /lib/systemd/system/rbd-sync@.timer "$instances/rbd-sync@backup.timer"
+systemd-analyze verify --man=no "$instances/rbd-sync@backup.service" "$instances/rbd-sync@backup.timer"
+instance_exposure=$(systemd-analyze security --offline=yes "$instances/rbd-sync@backup.service" 2>&1 |
+    sed -n 's/.*exposure level for .*: \([0-9.]*\).*/\1/p')
+[[ $instance_exposure == "$exposure" ]] ||
+    fail "rbd-sync@backup.service's exposure is '$instance_exposure', not the unit's $exposure"
+grep -qx 'ExecStart=/usr/bin/rbd-sync run --trigger cron --cluster %i $RBDSYNC_ARGS' \
+    "$instances/rbd-sync@backup.service" || fail "the template does not sync the cluster %i"
+grep -qx 'EnvironmentFile=-/etc/default/rbd-sync@%i' "$instances/rbd-sync@backup.service" ||
+    fail "the template reads no settings of its own cluster"
+rm -r "$instances"
+ok "units verified; exposure $exposure (at most 3.0), the template's the same"
 
 # --- what an admin configures: a client keyring, a libpq service, the defaults -------
 ceph osd pool create "$pool" 8 >/dev/null 2>&1

@@ -181,6 +181,7 @@ std::optional<sync::SyncReport> RunSession::connect_and_sync(const OnGuarded& on
     return std::nullopt;
   }
   store.set_run_id(m_run.run_id);
+  store.set_history_days(m_config.history_days);
   if (on_guarded) {
     on_guarded(m_run.run_id);
   }

@@ -96,6 +96,11 @@ std::vector<OptionSpec> database_options() {
       {flag::k_db_timeout, "", V::number, "SECONDS",
        "how many seconds (1 to 86400) any one database statement may run", "300", true, G::database,
        k_run | k_migrate, false},
+      {flag::k_history_days, "", V::number, "DAYS",
+       "keep this many days (0 to 36500; 0 keeps all) of run history and usage history: a run "
+       "deletes older rows of its cluster in its own transaction, but the usage row that still "
+       "holds at the window's start",
+       "400", true, G::database, k_run, false},
   };
 }
 

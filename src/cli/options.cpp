@@ -169,16 +169,21 @@ std::optional<std::string> non_empty_value(const cxxopts::ParseResult& result, c
   return value;
 }
 
-/// The number of seconds the option `name` gives, refused unless from `low` to `high`.
-int seconds_in(const cxxopts::ParseResult& result, const char* name, int low, int high) {
-  const int seconds = result[name].as<int>();
-  if (seconds < low || seconds > high) {
+/// The number of `unit` the option `name` gives, refused unless from `low` to `high`.
+int number_in(const cxxopts::ParseResult& result, const char* name, int low, int high,
+              const char* unit) {
+  const int number = result[name].as<int>();
+  if (number < low || number > high) {
     throw Error(ExitCode::usage,
                 std::string("--") + name + " must be " + std::to_string(low) + " to " +
-                    std::to_string(high) + " seconds, not " + std::to_string(seconds),
+                    std::to_string(high) + " " + unit + ", not " + std::to_string(number),
                 k_usage_hint);
   }
-  return seconds;
+  return number;
+}
+
+int seconds_in(const cxxopts::ParseResult& result, const char* name, int low, int high) {
+  return number_in(result, name, low, high, "seconds");
 }
 
 void read_guard_options(const cxxopts::ParseResult& result, Config& config) {
@@ -252,6 +257,7 @@ void read_ceph_options(const cxxopts::ParseResult& result, const EarlyCephArgs& 
 void read_database_options(const cxxopts::ParseResult& result, Config& config) {
   config.db = result[flag::k_db].as<std::string>();
   config.db_timeout_seconds = seconds_in(result, flag::k_db_timeout, 1, 86400);
+  config.history_days = number_in(result, flag::k_history_days, 0, 36500, "days");
 }
 
 void read_output_options(const cxxopts::ParseResult& result, Config& config) {

@@ -27,6 +27,7 @@ inline constexpr const char* k_ceph_timeout = "ceph-timeout";
 inline constexpr const char* k_exact_usage = "exact-usage";
 inline constexpr const char* k_reader = "reader";
 inline constexpr const char* k_db_timeout = "db-timeout";
+inline constexpr const char* k_history_days = "history-days";
 inline constexpr const char* k_log_file = "log-file";
 inline constexpr const char* k_metrics_file = "metrics-file";
 inline constexpr const char* k_format = "format";
@@ -79,8 +80,11 @@ struct Config {
   bool exact_usage = false;  ///< scan images without a valid fast-diff map too
   ImageReader reader = ImageReader::direct;
   int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout
-  std::string log_file;          ///< empty: log to stderr
-  std::string metrics_file;      ///< empty: no Prometheus textfile
+  /// Days of run and usage history a run keeps (older rows are deleted in its
+  /// transaction); 0 keeps everything. 400: a year and its month, for year-on-year charts.
+  int history_days = 400;
+  std::string log_file;      ///< empty: log to stderr
+  std::string metrics_file;  ///< empty: no Prometheus textfile
   OutputFormat format = OutputFormat::plain;
   std::string log_level = "warn";
   bool quiet = false;

@@ -14,6 +14,7 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
+#include "db/history_retention.hpp"
 #include "db/inventory_rows.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_connection.hpp"
@@ -133,10 +134,11 @@ sync::UsageMarks load_usage_marks(pqxx::work& work, const std::string& fsid,
 class PgTransaction : public sync::SinkTransaction {
  public:
   PgTransaction(PgConnection& connection, std::string fsid, std::string name, std::string run_id,
-                std::size_t batch_bytes, sync::UsageMarksWanted marks)
+                int history_days, std::size_t batch_bytes, sync::UsageMarksWanted marks)
       : m_fsid(std::move(fsid)),
         m_name(std::move(name)),
         m_run_id(std::move(run_id)),
+        m_history_days(history_days),
         m_connection(connection),
         m_work(connection.pqxx(), "rbd-sync"),
         m_stager(connection, m_work, create_staging_tables(m_work), batch_bytes,
@@ -192,6 +194,10 @@ class PgTransaction : public sync::SinkTransaction {
       // With every inventory row final: the figures the console's charts draw.
       const std::size_t usage_rows = record_usage_history(m_work, m_fsid, m_run_id, m_pool_ids);
       spdlog::debug("usage history: {} pool row(s) added", usage_rows);
+      const PrunedRows pruned = prune_history(m_work, m_fsid, m_run_id, m_history_days);
+      spdlog::info(
+          "history older than {} days pruned: {} run(s), {} pool and {} cluster usage row(s)",
+          m_history_days, pruned.runs, pruned.pool_usage, pruned.cluster_usage);
       m_stored = true;
       return counts(tables, unreadable_added);
     });
@@ -363,6 +369,7 @@ class PgTransaction : public sync::SinkTransaction {
   std::string m_fsid;
   std::string m_name;
   std::string m_run_id;
+  int m_history_days;  ///< 0: keep all history
   std::vector<std::int64_t> m_pool_ids;
   PgConnection& m_connection;
   pqxx::work m_work;
@@ -487,6 +494,10 @@ void PgStore::set_run_id(const std::string& run_id) {
   m_run_id = run_id;
 }
 
+void PgStore::set_history_days(int days) {
+  m_history_days = days;
+}
+
 void PgStore::set_batch_bytes(std::size_t bytes) {
   m_batch_bytes = bytes;
 }
@@ -496,7 +507,7 @@ std::unique_ptr<sync::SinkTransaction> PgStore::begin(const std::string& fsid,
                                                       sync::UsageMarksWanted marks) {
   return translated("starting the inventory transaction", [&] {
     return std::unique_ptr<sync::SinkTransaction>(std::make_unique<PgTransaction>(
-        m_connection->connection, fsid, name, m_run_id, m_batch_bytes, marks));
+        m_connection->connection, fsid, name, m_run_id, m_history_days, m_batch_bytes, marks));
   });
 }
 

@@ -38,6 +38,11 @@ class PgStore : public sync::InventorySink {
   /// rbdsync.runs must exist by then. Set it before begin().
   void set_run_id(const std::string& run_id);
 
+  /// How many days of run history and usage history the next transactions keep: each
+  /// store() deletes what is older (db/history_retention.hpp). 0 keeps everything, the
+  /// default of a PgStore; `rbd-sync run` sets --history-days.
+  void set_history_days(int days);
+
   /// The COPY text each kind of row collects before it is sent (k_batch_bytes unless
   /// set): tests set it tiny to force a COPY per row, or huge to send all at store().
   /// Applies to the transactions begun after.
@@ -63,6 +68,7 @@ class PgStore : public sync::InventorySink {
   struct Connection;
   std::unique_ptr<Connection> m_connection;
   std::string m_run_id;
+  int m_history_days = 0;
   std::size_t m_batch_bytes;
 };
 

@@ -34,7 +34,7 @@ TEST(OptionTable, EveryFlagConstantIsInTheTable) {
         flag::k_reader,    flag::k_db_timeout, flag::k_log_file,     flag::k_metrics_file,
         flag::k_format,    flag::k_json,       flag::k_verbose,      flag::k_quiet,
         flag::k_log_level, flag::k_help,       flag::k_version,      flag::k_cluster,
-        flag::k_mon_host,  flag::k_keyfile}) {
+        flag::k_mon_host,  flag::k_keyfile,    flag::k_history_days}) {
     EXPECT_NE(find_option(name), nullptr) << name;
   }
 }

@@ -109,5 +109,60 @@ TEST_F(UsageHistoryTest, HistoryGoesWithItsPoolInAnEveryPoolSyncAndOutlivesItsRu
   EXPECT_TRUE(pool_rows().empty());
 }
 
+// --history-days: a run deletes its cluster's older history in its own transaction, but
+// keeps the usage row that still holds at the window's start.
+TEST_F(UsageHistoryTest, HistoryOlderThanTheWindowIsPrunedButTheValueAtItsStartStays) {
+  ceph.create_image(pool, "a", 8 * k_mib);
+  const auto [code, first] = sync_json({"--pool", pool});
+  ASSERT_EQ(code, 0) << first;
+  const std::string first_run = first.at("run_id");
+  // Age the first run and its rows by 100 days, and add two older pool rows and a
+  // cluster row as a long-lived cluster would have them.
+  db.rows("UPDATE rbdsync.runs SET started_at = started_at - interval '100 days'");
+  db.rows("UPDATE rbdsync.pool_usage_history SET recorded_at = recorded_at - interval '100 days'");
+  db.rows(
+      "UPDATE rbdsync.cluster_usage_history SET recorded_at = recorded_at - interval '100 days'");
+  db.rows(
+      "INSERT INTO rbdsync.pool_usage_history (fsid, pool_id, recorded_at, stored_bytes, "
+      "objects, used_bytes, max_avail_bytes, images, provisioned_bytes) "
+      "SELECT fsid, pool_id, recorded_at - (n || ' days')::interval, 0, 0, 0, 0, 0, 0 "
+      "FROM rbdsync.pool_usage_history, generate_series(1, 2) AS n");
+  db.rows(
+      "INSERT INTO rbdsync.cluster_usage_history (fsid, recorded_at, pools, images, snapshots, "
+      "trash, stale_images, provisioned_bytes, images_used_bytes, images_usage_unknown, "
+      "stored_bytes, used_bytes, objects) SELECT fsid, recorded_at - interval '1 day', 0, 0, 0, "
+      "0, 0, 0, 0, 0, 0, 0, 0 FROM rbdsync.cluster_usage_history");
+  ASSERT_EQ(pool_rows().size(), 3U);
+
+  // A window wider than that deletes nothing; --history-days 0 neither.
+  for (const char* days : {"0", "365"}) {
+    ceph.create_image(pool, std::string("keep-") + days, 8 * k_mib);
+    const auto [kept_code, kept] = sync_json({"--pool", pool, "--history-days", days});
+    ASSERT_EQ(kept_code, 0) << kept;
+    EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs WHERE run_id = '" + first_run + "'"),
+              std::vector<std::string>{"1"})
+        << days;
+  }
+  const std::size_t pool_rows_before = pool_rows().size();
+  ASSERT_EQ(pool_rows_before, 5U) << "the two new images added a row each";
+
+  ceph.create_image(pool, "b", 8 * k_mib);
+  const auto [pruned_code, pruned] = sync_json({"--pool", pool, "--history-days", "30"});
+  ASSERT_EQ(pruned_code, 0) << pruned;
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs WHERE run_id = '" + first_run + "'"),
+            std::vector<std::string>{"0"})
+      << "the 100-day-old run";
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs"), std::vector<std::string>{"3"});
+  // Of the three rows before the window, the newest stays, now without its run.
+  const std::vector<std::string> old_rows = db.rows(
+      "SELECT coalesce(run_id::text, 'none') || '|' || images FROM rbdsync.pool_usage_history "
+      "WHERE recorded_at < now() - interval '30 days'");
+  EXPECT_EQ(old_rows, std::vector<std::string>{"none|1"});
+  EXPECT_EQ(pool_rows().size(), pool_rows_before + 1 - 2);
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.cluster_usage_history "
+                    "WHERE recorded_at < now() - interval '30 days'"),
+            std::vector<std::string>{"1"});
+}
+
 }  // namespace
 }  // namespace rbdsync::testing

@@ -186,7 +186,7 @@ empty_inventory() {
 
 measure_rbd_sync() {
     local reader=$1 round=$2 mode before after way
-    local args=(run --db "$db" --id "$ceph_id" --ceph-conf "$conf" --lock-file "$work/sync.lock"
+    local args=(run --db "$db" --id "$ceph_id" --conf "$conf" --lock-file "$work/sync.lock"
                 --pool "$pool" --json)
     [[ $reader == default ]] || args+=(--reader "$reader")
     rm -f -- "$work"/result*

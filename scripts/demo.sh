@@ -80,7 +80,7 @@ say "rbd-sync migrate"
 "$bin" migrate --db "$RBDSYNC_TEST_DB"
 
 say "rbd-sync run (as client.rbdsync; its keyring is found through ceph.conf)"
-sync_args=(run --db "$RBDSYNC_TEST_DB" --ceph-conf "$CEPH_CONF" --id rbdsync
+sync_args=(run --db "$RBDSYNC_TEST_DB" --conf "$CEPH_CONF" --id rbdsync
            --lock-file "$work/sync.lock")
 "$bin" "${sync_args[@]}"
 

@@ -97,7 +97,7 @@ class BusyGuardTest : public ::testing::Test {
     std::vector<std::string> result{"run",
                                     "--lock-file",
                                     lock_file,
-                                    "--ceph-conf",
+                                    "--conf",
                                     dir.file("ceph.conf"),
                                     "--db",
                                     "host=127.0.0.1 port=" + std::to_string(postgres.port()) +

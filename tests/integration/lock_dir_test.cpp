@@ -175,7 +175,7 @@ class LockDirTest : public IntegrationTest {
     return {"run",
             "--db",
             db.conninfo(),
-            "--ceph-conf",
+            "--conf",
             home + "/ceph.conf",
             "--keyring",
             home + "/keyring",

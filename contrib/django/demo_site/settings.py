@@ -9,7 +9,7 @@ environment; no secret is in this file, nor on a command line:
   RBDSYNC_CONSOLE_SYNC_DB      rbd-sync's --db, its writer role (default: service=rbd-sync)
   RBDSYNC_CONSOLE_BINARY       rbd-sync (default: rbd-sync in PATH)
   RBDSYNC_CONSOLE_LOCK_FILE, RBDSYNC_CONSOLE_CEPH_CONF, RBDSYNC_CONSOLE_CEPH_ID
-                               rbd-sync's --lock-file, --ceph-conf, --id (default: its own)
+                               rbd-sync's --lock-file, --conf, --id (default: its own)
   RBDSYNC_CONSOLE_EXTRA_ARGS   more `rbd-sync run` options, shell-quoted
   DJANGO_ALLOWED_HOSTS         comma-separated (default: 127.0.0.1,localhost)
   DJANGO_DEBUG                 1 for Django's debug pages (never in production)

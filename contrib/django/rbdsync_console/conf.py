@@ -21,7 +21,7 @@ DEFAULTS = {
     "BINARY": "rbd-sync",      # a name in PATH, or an absolute path
     "DB": "service=rbd-sync",  # --db: libpq conninfo of rbd-sync's own role
     "LOCK_FILE": None,         # --lock-file; None: rbd-sync's default
-    "CEPH_CONF": None,         # --ceph-conf; None: $CEPH_CONF, /etc/ceph/ceph.conf
+    "CEPH_CONF": None,         # --conf; None: $CEPH_CONF, /etc/ceph/ceph.conf
     "CEPH_ID": None,           # --id; None: client.admin
     "EXTRA_ARGS": [],          # more `rbd-sync run` options, e.g. ["--pool", "rbd"]
     # rbd-sync's environment beyond the few variables it is passed from the web server's
@@ -34,6 +34,8 @@ DEFAULTS = {
     "RUNS_SHOWN": 20,
     "IMAGES_PER_PAGE": 100,
     "TRASH_SHOWN": 200,
+    # What `rbd-sync run --history-days` keeps (its default is 400): the charts say so.
+    "HISTORY_DAYS": 400,
     # Debian's libjs-chart.js, served by staticfiles (see the README).
     "CHART_JS": "chart.js/chart.min.js",
 }

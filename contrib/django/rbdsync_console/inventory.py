@@ -1,4 +1,5 @@
 """What the block-storage page shows, read from the models in a handful of queries."""
+import datetime
 from collections import defaultdict
 
 from django.core.paginator import Paginator
@@ -61,12 +62,17 @@ def page_context(pool_filter=None, page_number=1):
     cards = []
     for index, pool in enumerate(pools):
         key = (str(pool.fsid), pool.pool_id)
+        points = charts.get(key, [])
         cards.append({
             "pool": pool,
             "cluster": clusters.get(key[0]),
             "stats": statistics.get(key, {}),
             "chart_id": f"usage-{index}",
-            "chart": {"pool": pool.name, "points": charts.get(key, [])},
+            "chart": {"pool": pool.name, "points": points},
+            # The span the chart holds: from its first row (older ones were pruned).
+            "chart_since": (datetime.datetime.fromtimestamp(points[0]["t"] / 1000,
+                                                            tz=datetime.timezone.utc)
+                            if points else None),
         })
 
     images = Image.objects.select_related("pool_row").order_by(
@@ -90,6 +96,7 @@ def page_context(pool_filter=None, page_number=1):
 
     return {
         "several_clusters": len(clusters) > 1,
+        "history_days": conf.get("HISTORY_DAYS"),
         "clusters": clusters,
         "pool_cards": cards,
         "image_rows": rows,

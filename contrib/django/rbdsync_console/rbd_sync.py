@@ -57,7 +57,7 @@ def run_command(trigger, detach):
     if detach:
         command.append("--detach")
     command += ["--db", conf.get("DB")]
-    for option, name in (("--lock-file", "LOCK_FILE"), ("--ceph-conf", "CEPH_CONF"),
+    for option, name in (("--lock-file", "LOCK_FILE"), ("--conf", "CEPH_CONF"),
                          ("--id", "CEPH_ID")):
         if conf.get(name):
             command += [option, str(conf.get(name))]

@@ -88,6 +88,27 @@ class BlockStoragePage(TestCase):
         vms = re.search(r'<article class="pool" data-pool-id="2".*?</article>', html, re.S).group(0)
         self.assertIn('"points": []', vms)
 
+    def test_each_chart_says_the_span_it_holds_and_how_long_history_is_kept(self):
+        html = self.page().content.decode()
+        rbd = re.search(r'<article class="pool" data-pool-id="1".*?</article>', html, re.S).group(0)
+        since = self.t0.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d")
+        self.assertRegex(rbd, rf'Usage since <time datetime="{since}T[^"]+">{since}</time>; '
+                              r'rbd-sync keeps 400 days\.')
+        vms = re.search(r'<article class="pool" data-pool-id="2".*?</article>', html, re.S).group(0)
+        self.assertIn("No usage recorded yet; rbd-sync keeps 400 days.", vms)
+        with self.settings(RBDSYNC_CONSOLE={"HISTORY_DAYS": 30}):
+            self.assertIn("rbd-sync keeps 30 days.", self.page().content.decode())
+
+    def test_every_cluster_of_the_database_is_shown_by_name(self):
+        other = "7f3c7e0e-0000-4000-8000-000000000002"
+        add_cluster(other, name="backup")
+        add_pool(9, "dr", stored=GIB, used=GIB, max_avail=GIB, fsid=other)
+        html = self.page().content.decode()
+        dr = re.search(r'<article class="pool" data-pool-id="9".*?</article>', html, re.S).group(0)
+        self.assertIn('<span class="cluster">backup</span>', dr)
+        rbd = re.search(r'<article class="pool" data-pool-id="1".*?</article>', html, re.S).group(0)
+        self.assertIn('<span class="cluster">', rbd)
+
     def test_images_have_usage_bars_snapshots_clones_and_the_stale_mark(self):
         html = self.page().content.decode()
         rows = {m.group(1): m.group(0) for m in

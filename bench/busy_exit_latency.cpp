@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   // Unreachable endpoints: a busy run must not get as far as using them.
   const std::vector<std::string> rbd_sync = {binary,        "run",
                                              "--lock-file", lock_file,
-                                             "--conf", "/nonexistent/ceph.conf",
+                                             "--conf",      "/nonexistent/ceph.conf",
                                              "--db",        "host=127.0.0.1 port=1 dbname=x"};
   const std::vector<std::string> flock_n = {"flock", "-n", lock_file, "true"};
 

@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
   using rbdsync::ExitCode;
   auto format = requested_format(argc, argv);
   try {
-    const rbdsync::cli::Config config = rbdsync::cli::parse(argc, argv, std::getenv("CEPH_ARGS"));
+    // Read once, before any thread starts. NOLINTNEXTLINE(concurrency-mt-unsafe)
+    const char* ceph_args = std::getenv("CEPH_ARGS");
+    const rbdsync::cli::Config config = rbdsync::cli::parse(argc, argv, ceph_args);
     format = config.format;
     // --detach forks here, before any thread exists: the child is the run, the parent
     // only waits for its answer.

@@ -324,7 +324,8 @@ TEST_F(RunEndingTest, AnExceptionFromInsideTheSinkStillFinishesTheRun) {
   std::ifstream file(metrics);
   std::stringstream text;
   text << file.rdbuf();
-  EXPECT_NE(text.str().find("rbd_sync_last_run_exit_code 70"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("rbd_sync_last_run_exit_code{cluster=\"ceph\"} 70"), std::string::npos)
+      << text.str();
   // The holder record says how the run ended, and nobody holds the lock.
   const json status = lock_status(lock_file);
   EXPECT_EQ(status.at("running"), false) << status;

@@ -85,7 +85,7 @@ nlohmann::json unknown_json(const sync::UnknownCounts& unknown) {
           {"usage", unknown.usage}};
 }
 
-db::CommittedRun committed_run(const sync::SyncReport& report) {
+db::CommittedRun committed_run(const sync::SyncReport& report, int history_days) {
   // Names in there are display text already; the handler is the last line of defence.
   const auto text = [](const nlohmann::json& json) {
     return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -93,7 +93,8 @@ db::CommittedRun committed_run(const sync::SyncReport& report) {
   return {
       report, text(counts_json(report.counts)),
       report.partial() ? text(stale_json(report.stale)) : "",
-      report.unreadable_pools.empty() ? "" : text(unreadable_pools_json(report.unreadable_pools))};
+      report.unreadable_pools.empty() ? "" : text(unreadable_pools_json(report.unreadable_pools)),
+      history_days};
 }
 
 }  // namespace rbdsync::app

@@ -39,6 +39,6 @@ nlohmann::json unknown_json(const sync::UnknownCounts& unknown);
 /// What the run history records of a committed sync: the report, and the JSON of
 /// its counts, stale images (when partial) and unreadable pools (when any), as --json
 /// writes them.
-db::CommittedRun committed_run(const sync::SyncReport& report);
+db::CommittedRun committed_run(const sync::SyncReport& report, int history_days);
 
 }  // namespace rbdsync::app

@@ -236,7 +236,7 @@ void RunSession::record_end_in_history(const sync::SyncReport* report) {
   }
   try {
     const std::optional<db::CommittedRun> figures =
-        report ? std::optional(committed_run(*report)) : std::nullopt;
+        report ? std::optional(committed_run(*report, m_config.history_days)) : std::nullopt;
     m_history->finish(m_run, figures ? &*figures : nullptr);
   } catch (const std::exception& error) {
     if (report) {

@@ -22,7 +22,8 @@ struct PrunedRows {
 /// recorded before then, except each pool's and the cluster's newest such row: a
 /// history row holds its value until the next one, so that row is the value at the
 /// start of the window the charts draw. `days` 0 keeps everything. libpqxx exceptions
-/// propagate to the caller.
+/// propagate to the caller. The run's own row is not touched here: RunHistory updates it
+/// from its own connection, which a lock taken in this transaction would block.
 PrunedRows prune_history(pqxx::work& work, const std::string& fsid, const std::string& run_id,
                          int days);
 

@@ -82,7 +82,7 @@ void RunHistory::start(const RunRecord& run) {
 void RunHistory::finish(const RunRecord& run, const CommittedRun* committed_run) {
   // A run that did not commit has no figures: zero, and no JSON (NULL).
   const sync::SyncReport no_report;
-  const CommittedRun no_figures{no_report, "", "", ""};
+  const CommittedRun no_figures{no_report, "", "", "", 0};
   const CommittedRun& figures = committed_run ? *committed_run : no_figures;
   const sync::SyncReport& report = figures.report;
   const auto figure = [](std::size_t value) { return static_cast<std::int64_t>(value); };
@@ -99,7 +99,8 @@ void RunHistory::finish(const RunRecord& run, const CommittedRun* committed_run)
          "skipped = $10, exit_code = $11, error = nullif($12, ''), duration_seconds = $13, "
          "stale = $14, counts = nullif($15, '')::pg_catalog.jsonb, "
          "stale_images = nullif($16, '')::pg_catalog.jsonb, "
-         "unreadable_pools = nullif($17, '')::pg_catalog.jsonb "
+         "unreadable_pools = nullif($17, '')::pg_catalog.jsonb, "
+         "history_days = CASE WHEN $18 THEN $19::pg_catalog.int4 END "
          "WHERE run_id = $1",
          run.run_id, run_status_name(run.status), run.phase,
          figure(report.images + report.skipped + report.stale.size()), figure(report.pools),
@@ -107,7 +108,8 @@ void RunHistory::finish(const RunRecord& run, const CommittedRun* committed_run)
          figure(report.counts.images.changed), figure(report.counts.images.removed),
          figure(report.skipped), run.exit_code, display_text(run.message, Controls::escape),
          run.duration_seconds, figure(report.stale.size()), figures.counts_json,
-         figures.stale_images_json, figures.unreadable_pools_json, committed(run.status));
+         figures.stale_images_json, figures.unreadable_pools_json, committed(run.status),
+         figures.history_days);
   });
 }
 

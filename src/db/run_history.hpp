@@ -18,6 +18,7 @@ struct CommittedRun {
   std::string counts_json;
   std::string stale_images_json;      ///< "" for none
   std::string unreadable_pools_json;  ///< "" for none
+  int history_days;                   ///< the --history-days it pruned with (0: kept all)
 };
 
 /// rbdsync.runs and the cluster's claim, on a connection of its own in autocommit, so

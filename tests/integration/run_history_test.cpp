@@ -99,7 +99,7 @@ TEST_F(RunHistoryTest, ARunIsRecordedFromItsStartThroughProgressToItsEnd) {
   run.status = RunStatus::succeeded;
   run.phase = "done";
   run.duration_seconds = 1.5;
-  const db::CommittedRun committed{report, "{}", "", ""};
+  const db::CommittedRun committed{report, "{}", "", "", 400};
   history.finish(run, &committed);
   EXPECT_FALSE(history.running_run(fsid).has_value());
   EXPECT_EQ(row_of(run.run_id), "succeeded|0|-|done|7|7|7|1700000000");

@@ -142,6 +142,10 @@ TEST_F(UsageHistoryTest, HistoryOlderThanTheWindowIsPrunedButTheValueAtItsStartS
     EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs WHERE run_id = '" + first_run + "'"),
               std::vector<std::string>{"1"})
         << days;
+    EXPECT_EQ(db.rows("SELECT history_days FROM rbdsync.runs WHERE run_id = '" +
+                      kept.at("run_id").get<std::string>() + "'"),
+              std::vector<std::string>{days})
+        << "the retention the run applied, for the console";
   }
   const std::size_t pool_rows_before = pool_rows().size();
   ASSERT_EQ(pool_rows_before, 5U) << "the two new images added a row each";

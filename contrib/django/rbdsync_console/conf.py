@@ -34,8 +34,6 @@ DEFAULTS = {
     "RUNS_SHOWN": 20,
     "IMAGES_PER_PAGE": 100,
     "TRASH_SHOWN": 200,
-    # What `rbd-sync run --history-days` keeps (its default is 400): the charts say so.
-    "HISTORY_DAYS": 400,
     # Debian's libjs-chart.js, served by staticfiles (see the README).
     "CHART_JS": "chart.js/chart.min.js",
 }

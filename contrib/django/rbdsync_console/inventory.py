@@ -50,9 +50,11 @@ def page_context(pool_filter=None, page_number=1):
     pools = list(Pool.objects.order_by("name", "fsid", "pool_id"))
     runs = list(Run.objects.order_by("-started_at")[:conf.get("RUNS_SHOWN")])
     last_committed = {}
+    history_days = {}
     for run in (Run.objects.filter(status__in=Run.ENDED_COMMITTED)
                 .order_by("fsid", "-ended_at").distinct("fsid")):
         last_committed[str(run.fsid)] = run.ended_at
+        history_days[str(run.fsid)] = run.history_days
 
     totals = {usage.run_id: usage
               for usage in ClusterUsage.objects.filter(run__in=[run.run_id for run in runs])}
@@ -66,6 +68,8 @@ def page_context(pool_filter=None, page_number=1):
         cards.append({
             "pool": pool,
             "cluster": clusters.get(key[0]),
+            # What the cluster's last committed run kept: None before it was recorded.
+            "history_days": history_days.get(key[0]),
             "stats": statistics.get(key, {}),
             "chart_id": f"usage-{index}",
             "chart": {"pool": pool.name, "points": points},
@@ -96,7 +100,6 @@ def page_context(pool_filter=None, page_number=1):
 
     return {
         "several_clusters": len(clusters) > 1,
-        "history_days": conf.get("HISTORY_DAYS"),
         "clusters": clusters,
         "pool_cards": cards,
         "image_rows": rows,

@@ -254,6 +254,7 @@ class Run(ReadOnlyModel):
     exit_code = models.IntegerField(null=True)
     error = models.TextField(null=True)
     duration_seconds = models.FloatField(null=True)
+    history_days = models.IntegerField(null=True)  # --history-days it pruned with (009)
 
     class Meta(ReadOnlyModel.Meta):
         db_table = table("runs")

@@ -30,7 +30,8 @@ class BlockStoragePage(TestCase):
         cls.t0 = timezone.now() - datetime.timedelta(days=2)
         first = add_run("succeeded", "cron", images=3, started=cls.t0)
         add_pool_usage(1, first, cls.t0, 20 * GIB, 60 * GIB, 80 * GIB, 3, 40 * MIB)
-        cls.last = add_run("succeeded", "web", images=3, started=cls.t0 + datetime.timedelta(days=1))
+        cls.last = add_run("succeeded", "web", images=3, started=cls.t0 + datetime.timedelta(days=1),
+                           history_days=400)
         add_pool_usage(1, cls.last, cls.t0 + datetime.timedelta(days=1), 25 * GIB, 75 * GIB,
                        75 * GIB, 3, 40 * MIB)
 
@@ -96,8 +97,10 @@ class BlockStoragePage(TestCase):
                               r'rbd-sync keeps 400 days\.')
         vms = re.search(r'<article class="pool" data-pool-id="2".*?</article>', html, re.S).group(0)
         self.assertIn("No usage recorded yet; rbd-sync keeps 400 days.", vms)
-        with self.settings(RBDSYNC_CONSOLE={"HISTORY_DAYS": 30}):
-            self.assertIn("rbd-sync keeps 30 days.", self.page().content.decode())
+        # What the last committed run applied, not an earlier one's.
+        add_run("succeeded", "cron", images=3, history_days=0,
+                started=self.t0 + datetime.timedelta(days=1, hours=1))
+        self.assertIn("rbd-sync keeps all history.", self.page().content.decode())
 
     def test_every_cluster_of_the_database_is_shown_by_name(self):
         other = "7f3c7e0e-0000-4000-8000-000000000002"

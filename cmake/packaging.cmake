@@ -12,6 +12,8 @@ install(TARGETS rbd-sync RUNTIME DESTINATION bin)
 # Private to rbd-sync: no SONAME, nothing links it; the front dlopens it by this path.
 install(TARGETS rbdsync_core LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/rbd-sync)
 install(FILES ${RBDSYNC_MIGRATIONS} DESTINATION share/rbd-sync/sql)
+# The roles docs/install.md creates: the schema owner, the writer, the console's reader.
+install(FILES sql/roles.sql DESTINATION share/rbd-sync)
 
 install(FILES cron/rbd-sync.cron DESTINATION /etc/cron.d RENAME rbd-sync)
 install(PROGRAMS cron/rbd-sync-cron-job DESTINATION libexec/rbd-sync RENAME cron-job)

@@ -50,6 +50,18 @@ void throw_injected_fault() {
 /// one migrating. Its owner may drop, replace or add objects in it (a table the sync
 /// writes, a view the console reads): migrating into it would hand that role what the
 /// migration makes. Membership of the owner role is not enough: the schema must be ours.
+/// The schema version recorded in the database; 0 when it was never migrated.
+int current_version(pqxx::work& work) {
+  const auto exists = exec_one_row(
+      work, "SELECT pg_catalog.to_regclass($1::pg_catalog.text) IS NOT NULL", k_schema_table);
+  if (!exists[0].as<bool>()) {
+    return 0;
+  }
+  return exec_one_row(
+             work, "SELECT coalesce(pg_catalog.max(version), 0) FROM rbdsync.schema_migrations")[0]
+      .as<int>();
+}
+
 void refuse_schema_of_another_role(pqxx::work& work) {
   const pqxx::result owner = work.exec(
       "SELECT pg_catalog.pg_get_userbyid(n.nspowner), CURRENT_USER "
@@ -421,15 +433,7 @@ PgStore::~PgStore() = default;
 int PgStore::schema_version() {
   return translated("reading the schema version", [&] {
     pqxx::work work(m_connection->connection.pqxx(), "rbd-sync schema version");
-    const auto exists = exec_one_row(
-        work, "SELECT pg_catalog.to_regclass($1::pg_catalog.text) IS NOT NULL", k_schema_table);
-    if (!exists[0].as<bool>()) {
-      return 0;
-    }
-    return exec_one_row(
-               work,
-               "SELECT coalesce(pg_catalog.max(version), 0) FROM rbdsync.schema_migrations")[0]
-        .as<int>();
+    return current_version(work);
   });
 }
 
@@ -457,8 +461,19 @@ std::vector<int> PgStore::migrate() {
     work.exec(
         "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended("
         "'rbd-sync:migrate'::pg_catalog.text, 0::pg_catalog.int8))");
+    // A current schema needs nothing, not even its owner: the units run `migrate` before
+    // every sync, with the writer's role unless the admin gave them the owner's.
+    if (current_version(work) == latest_schema_version()) {
+      work.commit();
+      return std::vector<int>{};
+    }
     refuse_schema_of_another_role(work);
-    work.exec("CREATE SCHEMA IF NOT EXISTS rbdsync");
+    // CREATE SCHEMA IF NOT EXISTS would ask for CREATE on the database even when the
+    // schema is there: sql/roles.sql makes it the owner's and grants no more.
+    if (!exec_one_row(work, "SELECT pg_catalog.to_regnamespace('rbdsync') IS NOT NULL")[0]
+             .as<bool>()) {
+      work.exec("CREATE SCHEMA rbdsync");
+    }
     work.exec(
         "CREATE TABLE IF NOT EXISTS rbdsync.schema_migrations ("
         "version integer PRIMARY KEY, name text NOT NULL, "

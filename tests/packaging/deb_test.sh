@@ -20,6 +20,13 @@ done
 scratch=$(mktemp -d /tmp/rbd-sync-deb-test.XXXXXX)
 pool=pkg-$$
 database=rbdsync_pkg_$$
+upgrade_database=rbdsync_pkg_up_$$
+# What the install guide's run makes, named for this run.
+guide_database=rbdsync_guide_$$
+guide_pool=guide-$$
+guide_role=guide_$$
+guide_client=rbdsync-guide-$$
+guide_cluster=guide$$
 cleanup() {
     dpkg -P rbd-sync >/dev/null 2>&1 || true
     # The admin's files a purge keeps: the test's database password among them.
@@ -27,6 +34,14 @@ cleanup() {
     rmdir /var/lib/rbd-sync 2>/dev/null || true
     ceph osd pool rm "$pool" "$pool" --yes-i-really-really-mean-it >/dev/null 2>&1 || true
     psql "$RBDSYNC_TEST_DB_ADMIN" -qc "DROP DATABASE IF EXISTS $database" >/dev/null 2>&1 || true
+    psql "$RBDSYNC_TEST_DB_ADMIN" -qc "DROP DATABASE IF EXISTS $upgrade_database" >/dev/null 2>&1 || true
+    ceph osd pool rm "$guide_pool" "$guide_pool" --yes-i-really-really-mean-it >/dev/null 2>&1 || true
+    ceph auth del "client.$guide_client" >/dev/null 2>&1 || true
+    rm -f "/etc/ceph/$guide_cluster.conf" "/etc/ceph/$guide_cluster.client.$guide_client.keyring"
+    psql "$RBDSYNC_TEST_DB_ADMIN" -qc "DROP DATABASE IF EXISTS $guide_database" >/dev/null 2>&1 || true
+    for role in owner writer reader; do
+        psql "$RBDSYNC_TEST_DB_ADMIN" -qc "DROP ROLE IF EXISTS ${guide_role}_$role" >/dev/null 2>&1 || true
+    done
     rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -69,12 +84,52 @@ grep -q 'RBDSYNC_INJECT_FAULT' <<<"$core_strings" &&
     fail "the packaged core reads RBDSYNC_INJECT_FAULT, a test-only hook"
 ok "the packaged core has no test hook"
 
+# --- the package an upgrade starts from ------------------------------------------------
+# 0.1.0, built from the commit issue #34 started from, by that commit's own build script.
+old_commit=216cfad67e00dd8192a64bbd0eaa3c7b3d90ecd1
+git -C "$source" cat-file -e "$old_commit^{commit}" 2>/dev/null ||
+    fail "commit $old_commit (rbd-sync 0.1.0, which the upgrade test installs first) is not in $source: fetch the history (git fetch --unshallow)"
+git clone -q --shared --no-checkout "$source" "$scratch/old-source"
+git -C "$scratch/old-source" checkout -q "$old_commit"
+"$scratch/old-source/scripts/build-deb.sh" "$scratch/old-deb" >/dev/null
+old_deb=$(ls "$scratch"/old-deb/rbd-sync_0.1.0_*.deb)
+ok "built 0.1.0 from $old_commit to upgrade from"
+
 # --- install -----------------------------------------------------------------------
 # The package adds the user and group rbd-sync and sets up /run/lock/rbd-sync: one
 # suite at a time on this machine (LockDirTest takes the same lock for its accounts).
 exec {accounts_lock}>/tmp/rbd-sync-test-accounts.lock
 flock "$accounts_lock"
-dpkg -i "$deb" >/dev/null
+# Installed as docs/install.md says, every step of it run as written against the suite's
+# services (tests/packaging/run_install_guide.py): the package, the PostgreSQL roles,
+# the Ceph client, the first sync as rbd-sync. What the guide takes as given is made
+# here: its database, a pool with images, and the admin's own access (a root home whose
+# .pgpass and .ceph/ceph.conf stand in for a DBA's and a Ceph admin's).
+guide=$scratch/guide
+mkdir -p "$guide/root/.ceph"
+chmod 0755 "$scratch" "$guide"   # apt's sandbox user reads the .deb
+cp "$deb" "$guide/"
+install -m 0600 "$PGPASSFILE" "$guide/root/.pgpass"
+cp "$CEPH_CONF" "$guide/root/.ceph/ceph.conf"
+psql "$RBDSYNC_TEST_DB_ADMIN" -qc "CREATE DATABASE $guide_database" >/dev/null
+ceph osd pool create "$guide_pool" 8 >/dev/null 2>&1
+rbd pool init "$guide_pool"
+for image in g1 g2 g3; do rbd create --size 8M "$guide_pool/$image"; done
+db_host=$(sed -n 's/.*host=\([^ ]*\).*/\1/p' <<<"$RBDSYNC_TEST_DB")
+db_port=$(sed -n 's/.*port=\([^ ]*\).*/\1/p' <<<"$RBDSYNC_TEST_DB")
+python3 "$source/tests/packaging/run_install_guide.py" "$source/docs/install.md" "$guide" \
+    DB_HOST="$db_host" DB_PORT="$db_port" DB_NAME="$guide_database" \
+    OWNER_ROLE="${guide_role}_owner" WRITER_ROLE="${guide_role}_writer" \
+    READER_ROLE="${guide_role}_reader" CEPH_CLIENT="$guide_client" CLUSTER="$guide_cluster" \
+    POOL="$guide_pool" || fail "docs/install.md did not run as written (above)"
+guide_db="host=$db_host port=$db_port dbname=$guide_database"
+[[ $(psql "$guide_db user=${guide_role}_reader" -XAtc "SELECT count(*) FROM rbdsync.images") == 3 ]] ||
+    fail "after the guide the console's role does not read the pool's 3 images"
+psql "$guide_db user=${guide_role}_reader" -XAtc "DELETE FROM rbdsync.runs" >/dev/null 2>&1 &&
+    fail "the console's role may delete rows"
+psql "$guide_db user=${guide_role}_writer" -XAtc "ALTER TABLE rbdsync.runs ADD x int" >/dev/null 2>&1 &&
+    fail "the writer's role may change a table"
+ok "docs/install.md ran as written: roles, client, first sync; the reader only reads"
 [[ $(/usr/bin/rbd-sync --version) == "rbd-sync $version" ]] ||
     fail "installed --version says '$(/usr/bin/rbd-sync --version)'"
 for file in /usr/share/man/man1/rbd-sync.1.gz /usr/share/rbd-sync/sql/001_inventory.sql \
@@ -139,8 +194,6 @@ install -o rbd-sync -g root -m 0600 \
 install -o root -g rbd-sync -m 0644 "$CEPH_CONF" "$scratch/ceph.conf"
 chmod 0755 "$scratch"
 home=/var/lib/rbd-sync
-db_host=$(sed -n 's/.*host=\([^ ]*\).*/\1/p' <<<"$RBDSYNC_TEST_DB")
-db_port=$(sed -n 's/.*port=\([^ ]*\).*/\1/p' <<<"$RBDSYNC_TEST_DB")
 printf '[rbd-sync]\nhost=%s\nport=%s\nuser=rbdsync\ndbname=%s\n' "$db_host" "$db_port" \
     "$database" >"$home/.pg_service.conf"
 install -m 0600 "$PGPASSFILE" "$home/.pgpass"
@@ -149,6 +202,7 @@ PGSERVICEFILE=$home/.pg_service.conf /usr/bin/rbd-sync migrate --db service=rbd-
 set_defaults() {  # RBDSYNC_CRON value
     cat >/etc/default/rbd-sync <<EOF
 RBDSYNC_ARGS="--id $RBDSYNC_TEST_CEPH_ID --keyring $scratch/keyring --db service=rbd-sync --pool $pool --log-level info"
+RBDSYNC_MIGRATE_ARGS="--db service=rbd-sync"
 RBDSYNC_CRON=$1
 CEPH_CONF=$scratch/ceph.conf
 EOF
@@ -159,18 +213,21 @@ runs() {  # the run history's triggers and statuses, one line per run
         "SELECT trigger || ' ' || status FROM rbdsync.runs ORDER BY started_at"
 }
 
-# --- ExecStart, as systemd would run it: User=, EnvironmentFile=, a clean environment -
+# --- ExecStartPre and ExecStart, as systemd would run them: User=, EnvironmentFile=, a
+# clean environment; the migrate first (a no-op here: the schema is current) ----------
+exec_start_pre=$(sed -n 's/^ExecStartPre=//p' "$unit")
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
-as_systemd() {
-    local args
+as_systemd() {  # LINE: one of the unit's command lines
+    local args line=$1
     # The variables of EnvironmentFile=, and $RBDSYNC_ARGS split on spaces, as systemd does.
-    args=$(set -a && . /etc/default/rbd-sync && eval "printf '%s' \"$exec_start\"")
+    args=$(set -a && . /etc/default/rbd-sync && eval "printf '%s' \"$line\"")
     # shellcheck disable=SC2046,SC2086
     runuser -u rbd-sync -- env -i HOME=$home USER=rbd-sync LOGNAME=rbd-sync PATH=/usr/bin:/bin \
         $(env -i sh -c 'set -a && . /etc/default/rbd-sync && env' | grep -E '^(CEPH_CONF|PG[A-Z]*)=') \
         $args
 }
-as_systemd >"$scratch/unit.out" 2>&1 || fail "the unit's ExecStart failed as rbd-sync: $(cat "$scratch/unit.out")"
+{ as_systemd "$exec_start_pre" && as_systemd "$exec_start"; } >"$scratch/unit.out" 2>&1 ||
+    fail "the unit's ExecStartPre or ExecStart failed as rbd-sync: $(cat "$scratch/unit.out")"
 [[ $(runs) == "cron succeeded" ]] || fail "after the unit's run the history is '$(runs)'"
 [[ $(psql "host=$db_host port=$db_port user=rbdsync dbname=$database" -XAtc \
     "SELECT count(*) FROM rbdsync.images i JOIN rbdsync.pools p USING (fsid, pool_id)
@@ -245,4 +302,55 @@ dpkg -P rbd-sync >/dev/null
 rm -f /var/lib/rbd-sync/.pgpass /var/lib/rbd-sync/.pg_service.conf
 rmdir /var/lib/rbd-sync
 ok "reinstalled: the account is open again; purged again"
+
+# --- upgrade from 0.1.0 with a live schedule ----------------------------------------------
+# The admin's 0.1.0 set-up: its own /etc/default (a modified conffile), the database in
+# the home's service file, the nightly cron job on, a run done. Then the upgrade (keeping
+# the admin's conffile, as an admin answers dpkg's question), and the next scheduled run.
+dpkg -i "$old_deb" >/dev/null
+psql "$RBDSYNC_TEST_DB_ADMIN" -qc "CREATE DATABASE $upgrade_database OWNER rbdsync" >/dev/null
+printf '[rbd-sync]\nhost=%s\nport=%s\nuser=rbdsync\ndbname=%s\n' "$db_host" "$db_port" \
+    "$upgrade_database" >"$home/.pg_service.conf"
+install -m 0600 "$PGPASSFILE" "$home/.pgpass"
+chown rbd-sync:rbd-sync "$home/.pg_service.conf" "$home/.pgpass"
+cat >/etc/default/rbd-sync <<END_OF_DEFAULTS
+RBDSYNC_ARGS="--id $RBDSYNC_TEST_CEPH_ID --keyring $scratch/keyring --db service=rbd-sync --pool $pool --log-level info"
+RBDSYNC_CRON=yes
+CEPH_CONF=$scratch/ceph.conf
+END_OF_DEFAULTS
+admin_files=$(sha256sum /etc/default/rbd-sync "$home/.pg_service.conf" "$home/.pgpass")
+upgrade_db="host=$db_host port=$db_port user=rbdsync dbname=$upgrade_database"
+upgrade_runs() { psql "$upgrade_db" -XAtc "SELECT trigger || ' ' || status FROM rbdsync.runs ORDER BY started_at"; }
+schema_version() { psql "$upgrade_db" -XAtc "SELECT max(version) FROM rbdsync.schema_migrations"; }
+runuser -u rbd-sync -- env -i HOME="$home" PATH=/usr/bin:/bin /usr/bin/rbd-sync migrate \
+    --db service=rbd-sync >/dev/null
+old_version=$(schema_version)
+cron_command=$(grep -E '^[0-9*]' /etc/cron.d/rbd-sync | cut -d' ' -f7-)
+as_cron || fail "0.1.0's cron job failed: $(tail -n 3 /var/log/rbd-sync/rbd-sync.log)"
+[[ $(upgrade_runs) == "cron succeeded" ]] || fail "0.1.0's scheduled run: history '$(upgrade_runs)'"
+
+dpkg -i --force-confold "$deb" >/dev/null
+[[ $(dpkg-query -W -f '${Version}' rbd-sync) == "$version" ]] || fail "the upgrade did not install $version"
+[[ $(sha256sum /etc/default/rbd-sync "$home/.pg_service.conf" "$home/.pgpass") == "$admin_files" ]] ||
+    fail "the upgrade changed the admin's /etc/default/rbd-sync, .pg_service.conf or .pgpass"
+[[ $(stat -c '%a %U %G' /run/lock/rbd-sync) == "3770 root rbd-sync" ]] ||
+    fail "after the upgrade /run/lock/rbd-sync is $(stat -c '%a %U %G' /run/lock/rbd-sync)"
+getent group rbd-sync >/dev/null || fail "no group rbd-sync after the upgrade"
+latest=$(find "$source/sql" -name '[0-9][0-9][0-9]_*.sql' | wc -l)
+# The next scheduled run, with the new cron job and the admin's old settings: the schema
+# is migrated first, and the run then succeeds.
+cron_command=$(grep -E '^[0-9*]' /etc/cron.d/rbd-sync | cut -d' ' -f7-)
+as_cron || fail "the upgraded cron job failed: $(tail -n 3 /var/log/rbd-sync/rbd-sync.log)"
+[[ $(schema_version) == "$latest" ]] ||
+    fail "the first scheduled run after the upgrade left the schema at $(schema_version), not $latest"
+[[ $(upgrade_runs) == $'cron succeeded\ncron succeeded' ]] ||
+    fail "the scheduled run after the upgrade: history '$(upgrade_runs)'"
+# And the unit's way, as systemd would start it after the upgrade: migrate, then run.
+{ as_systemd "$exec_start_pre" && as_systemd "$exec_start"; } >"$scratch/upgraded-unit.out" 2>&1 ||
+    fail "the unit failed after the upgrade: $(cat "$scratch/upgraded-unit.out")"
+[[ $(upgrade_runs | tail -n 1) == "cron succeeded" ]] || fail "the unit's run after the upgrade did not succeed"
+ok "upgraded 0.1.0 (schema $old_version) to $version (schema $latest) under a live cron schedule: the admin's files kept, the schema migrated by the next scheduled run"
+dpkg -P rbd-sync >/dev/null
+rm -f /var/lib/rbd-sync/.pgpass /var/lib/rbd-sync/.pg_service.conf
+rmdir /var/lib/rbd-sync
 echo "package ok"

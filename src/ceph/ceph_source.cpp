@@ -441,7 +441,7 @@ void CephSource::keep_readable(bool every_pool, sync::PoolSelection& selection) 
                 "Ceph client '" + m_cluster->client_name + "' may read none of the rbd pools (" +
                     all + "): " + selection.unreadable.front().error,
                 "give it osd 'profile rbd-read-only' (every pool) or 'profile rbd-read-only "
-                "pool=NAME' for each pool it should sync (README: Least-privilege clients)");
+                "pool=NAME' for each pool it should sync (docs/usage.md: Least-privilege clients)");
   }
 }
 

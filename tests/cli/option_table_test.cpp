@@ -88,7 +88,7 @@ TEST(OptionTable, CommandsAreFoundByName) {
   EXPECT_EQ(find_command("sync"), nullptr);
 }
 
-/// One option as README.md's table shows it.
+/// One option as docs/usage.md's table shows it.
 struct ReadmeOption {
   std::string short_name;
   std::string value_name;
@@ -119,17 +119,17 @@ CommandSet readme_commands(const std::string& cell) {
   for (std::string name; std::getline(names >> std::ws, name, ',');) {
     name.erase(name.find_last_not_of(' ') + 1);
     const CommandSpec* command = find_command(name);
-    EXPECT_NE(command, nullptr) << "README names no command '" << name << "'";
+    EXPECT_NE(command, nullptr) << "docs/usage.md names no command '" << name << "'";
     commands |= command != nullptr ? bit(command->command) : 0U;
   }
   return commands;
 }
 
-/// The options of README.md's table in "## Usage": option column `-p, --pool NAME`
+/// The options of docs/usage.md's table in "## Options": option column `-p, --pool NAME`
 /// (spans separated by ", "), then the commands, "run, status" or "all".
 std::map<std::string, ReadmeOption> readme_options() {
-  const std::string readme = testing::read_source_file("README.md");
-  const auto start = readme.find("\n## Usage");
+  const std::string readme = testing::read_source_file("docs/usage.md");
+  const auto start = readme.find("\n## Options");
   const auto end = readme.find("\n#", start + 1);
   std::istringstream lines(readme.substr(start, end - start));
   std::map<std::string, ReadmeOption> options;
@@ -163,7 +163,7 @@ TEST(OptionTable, ReadmeUsageTableListsExactlyTheTableOptions) {
   for (const OptionSpec& option : option_table()) {
     const auto found = readme.find(option.long_name);
     if (found == readme.end()) {
-      ADD_FAILURE() << "README.md's Usage table lacks --" << option.long_name;
+      ADD_FAILURE() << "docs/usage.md's option table lacks --" << option.long_name;
       continue;
     }
     EXPECT_EQ(found->second.short_name, option.short_name) << option.long_name;
@@ -172,7 +172,7 @@ TEST(OptionTable, ReadmeUsageTableListsExactlyTheTableOptions) {
   }
   for (const auto& [name, unused] : readme) {
     EXPECT_NE(find_option(name), nullptr)
-        << "README.md's Usage table lists --" << name << ", which is not in the option table";
+        << "docs/usage.md's option table lists --" << name << ", which is not in the option table";
   }
 }
 

@@ -22,6 +22,15 @@ SELECT format('CREATE ROLE %I LOGIN', role) FROM (VALUES (:'owner'), (:'writer')
 -- The schema is the owner's from the start: `migrate` then needs no CREATE on the database.
 SELECT format('CREATE SCHEMA IF NOT EXISTS rbdsync AUTHORIZATION %I', :'owner') \gexec
 SELECT format('ALTER SCHEMA rbdsync OWNER TO %I', :'owner') \gexec
+-- A database migrated before these roles (by the one role rbd-sync had): its tables and
+-- views become the owner's too, or the writer could still change them and the owner
+-- could not migrate them. Identity sequences follow their tables.
+SELECT format('ALTER %s rbdsync.%I OWNER TO %I',
+              CASE c.relkind WHEN 'v' THEN 'VIEW' ELSE 'TABLE' END, c.relname, :'owner')
+    FROM pg_catalog.pg_class AS c
+    JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE n.nspname = 'rbdsync' AND c.relkind IN ('r', 'p', 'v')
+      AND c.relowner <> (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = :'owner') \gexec
 
 SELECT format('GRANT CONNECT ON DATABASE %I TO %I, %I, %I', current_database(), :'owner',
               :'writer', :'reader') \gexec

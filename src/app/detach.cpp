@@ -121,9 +121,24 @@ std::string DetachedRun::log_path(const cli::Config& config) {
   if (!config.log_file.empty()) {
     return config.log_file;
   }
+  // Runs of two clusters hold two lock files at once: each has its own log, as its
+  // lock file is named (sync@NAME.lock: detached@NAME.log), or they would empty each
+  // other's.
   const auto slash = config.lock_file.rfind('/');
-  return slash == std::string::npos ? k_default_log_name
-                                    : config.lock_file.substr(0, slash + 1) + k_default_log_name;
+  const std::string directory =
+      slash == std::string::npos ? std::string() : config.lock_file.substr(0, slash + 1);
+  const std::string lock_name = config.lock_file.substr(directory.size());
+  const std::string cluster_lock_prefix = "sync@";
+  const std::string lock_suffix = ".lock";
+  if (lock_name.rfind(cluster_lock_prefix, 0) == 0 && lock_name.size() > lock_suffix.size() &&
+      lock_name.compare(lock_name.size() - lock_suffix.size(), lock_suffix.size(), lock_suffix) ==
+          0) {
+    const std::string cluster =
+        lock_name.substr(cluster_lock_prefix.size(),
+                         lock_name.size() - cluster_lock_prefix.size() - lock_suffix.size());
+    return directory + "detached@" + cluster + ".log";
+  }
+  return directory + k_default_log_name;
 }
 
 std::optional<int> DetachedRun::start(const cli::Config& config, DetachedRun& child) {

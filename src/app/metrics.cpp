@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/options.hpp"
 #include "common/files.hpp"
 
 namespace rbdsync::app {
@@ -65,16 +66,19 @@ std::string format_metrics(const RunRecord& run, const std::string& cluster,
   return text;
 }
 
-std::optional<double> metric_value(const std::string& text, const std::string& name) {
+std::optional<double> metric_value(const std::string& text, const std::string& name,
+                                   const std::string& cluster) {
+  const std::string labelled = name + "{cluster=\"" + cluster + "\"";
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    // Unlabelled samples are what versions before the cluster label wrote.
+    // Unlabelled samples are what versions before the cluster label wrote, for the one
+    // cluster a host had then: the default one. Another cluster's samples are not ours.
     std::size_t value_at = std::string::npos;
-    if (line.rfind(name + " ", 0) == 0) {
+    if (cluster == cli::k_default_cluster && line.rfind(name + " ", 0) == 0) {
       value_at = name.size() + 1;
-    } else if (line.rfind(name + "{", 0) == 0) {
-      const std::size_t close = line.find("} ", name.size());
+    } else if (line.rfind(labelled, 0) == 0) {
+      const std::size_t close = line.find("} ", labelled.size());
       value_at = close == std::string::npos ? close : close + 2;
     }
     if (value_at != std::string::npos) {
@@ -96,8 +100,8 @@ void write_metrics_file(const std::string& path, const std::string& cluster, con
   LastSuccess last;
   if (!committed(run.status)) {
     const std::string previous = read_regular_file(path, k_largest_previous).value_or("");
-    last.at = metric_value(previous, "rbd_sync_last_success_timestamp_seconds");
-    if (const auto images = metric_value(previous, "rbd_sync_images")) {
+    last.at = metric_value(previous, "rbd_sync_last_success_timestamp_seconds", cluster);
+    if (const auto images = metric_value(previous, "rbd_sync_images", cluster)) {
       last.images = static_cast<std::int64_t>(*images);
     }
   }

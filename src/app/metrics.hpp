@@ -24,9 +24,11 @@ struct LastSuccess {
 std::string format_metrics(const RunRecord& run, const std::string& cluster,
                            const sync::SyncReport* report, const LastSuccess& last = {});
 
-/// The value of the first sample of metric `name` (whatever its labels) in metrics text
-/// written by format_metrics(), if present.
-std::optional<double> metric_value(const std::string& text, const std::string& name);
+/// The value of metric `name` for cluster `cluster` in metrics text written by
+/// format_metrics() (or, for the default cluster, unlabelled as before the label), if
+/// present.
+std::optional<double> metric_value(const std::string& text, const std::string& name,
+                                   const std::string& cluster = "ceph");
 
 /// Writes the metrics of `run` (and `report`, when it committed) to `path` for
 /// node_exporter's textfile collector: to a temporary file in the same directory, then

@@ -133,6 +133,8 @@ class RunSession {
   HolderKeeper m_keeper;
   std::unique_ptr<db::RunHistory> m_history;
   bool m_row_recorded = false;
+  /// The --history-days this run applies: given, or what the cluster's last run kept.
+  int m_history_days = cli::k_default_history_days;
 };
 
 ExitCode RunSession::sync(const OnGuarded& on_guarded) {
@@ -181,7 +183,11 @@ std::optional<sync::SyncReport> RunSession::connect_and_sync(const OnGuarded& on
     return std::nullopt;
   }
   store.set_run_id(m_run.run_id);
-  store.set_history_days(m_config.history_days);
+  m_history_days =
+      m_config.history_days != cli::k_history_days_unset
+          ? m_config.history_days
+          : m_history->last_history_days(m_run.fsid).value_or(cli::k_default_history_days);
+  store.set_history_days(m_history_days);
   if (on_guarded) {
     on_guarded(m_run.run_id);
   }
@@ -236,7 +242,7 @@ void RunSession::record_end_in_history(const sync::SyncReport* report) {
   }
   try {
     const std::optional<db::CommittedRun> figures =
-        report ? std::optional(committed_run(*report, m_config.history_days)) : std::nullopt;
+        report ? std::optional(committed_run(*report, m_history_days)) : std::nullopt;
     m_history->finish(m_run, figures ? &*figures : nullptr);
   } catch (const std::exception& error) {
     if (report) {

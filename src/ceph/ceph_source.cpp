@@ -246,8 +246,10 @@ CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cl
   const int r = rados.conf_read_file(conf);
   const bool read_no_file = conf == nullptr && r == -ENOENT;
   if (r < 0 && !read_no_file) {
-    throw Error(ExitCode::config,
-                "cannot read Ceph config '" + config.conf_path + "': " + errno_text(-r),
+    const std::string where = conf != nullptr ? "'" + config.conf_path + "'"
+                                              : "($CEPH_CONF, /etc/ceph/" + config.cluster +
+                                                    ".conf, ~/.ceph/" + config.cluster + ".conf)";
+    throw Error(ExitCode::config, "cannot read Ceph config " + where + ": " + errno_text(-r),
                 "give the path of a readable ceph.conf with -c/--conf");
   }
   check(rados.conf_parse_env("CEPH_ARGS"), "cannot apply CEPH_ARGS", "check its options");

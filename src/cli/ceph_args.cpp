@@ -16,10 +16,13 @@ struct EarlyOption {
   const char* short_name;  ///< "" for none
 };
 
-constexpr std::array<EarlyOption, 4> k_early = {{
+// As ceph_argparse_early_args() reads them for a client: --user is --id, and -i is not
+// a client's (daemons take it).
+constexpr std::array<EarlyOption, 5> k_early = {{
     {Early::cluster, "--cluster", ""},
     {Early::conf, "--conf", "-c"},
-    {Early::id, "--id", "-i"},
+    {Early::id, "--id", ""},
+    {Early::id, "--user", ""},
     {Early::name, "--name", "-n"},
 }};
 

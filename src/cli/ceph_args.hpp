@@ -6,7 +6,7 @@
 
 namespace rbdsync::cli {
 
-/// What CEPH_ARGS says about the four options Ceph reads before any configuration file:
+/// What CEPH_ARGS says about the options Ceph reads before any configuration file:
 /// which cluster, which file, which client. `rbd` takes them from CEPH_ARGS where its
 /// command line gives none; librados' conf_parse_env() reads every other option of
 /// CEPH_ARGS (-m, --keyring, --keyfile, any config option) but skips these, because a
@@ -14,7 +14,7 @@ namespace rbdsync::cli {
 struct EarlyCephArgs {
   std::optional<std::string> cluster;  ///< --cluster NAME
   std::optional<std::string> conf;     ///< -c PATH, --conf PATH
-  /// The client as the last of -i/--id ID (as "client.ID") or -n/--name NAME gives it.
+  /// The client as the last of --id/--user ID (as "client.ID") or -n/--name NAME gives it.
   std::optional<std::string> client_name;
   /// Whether the last of them was --id (its value without "client.") rather than --name.
   bool client_from_id = false;

@@ -100,7 +100,7 @@ std::vector<OptionSpec> database_options() {
        "keep this many days (0 to 36500; 0 keeps all) of run history and usage history: a run "
        "deletes older rows of its cluster in its own transaction, but the usage row that still "
        "holds at the window's start",
-       "400", true, G::database, k_run, false},
+       "what the cluster's last committed run kept, else 400", false, G::database, k_run, false},
   };
 }
 

@@ -257,7 +257,9 @@ void read_ceph_options(const cxxopts::ParseResult& result, const EarlyCephArgs& 
 void read_database_options(const cxxopts::ParseResult& result, Config& config) {
   config.db = result[flag::k_db].as<std::string>();
   config.db_timeout_seconds = seconds_in(result, flag::k_db_timeout, 1, 86400);
-  config.history_days = number_in(result, flag::k_history_days, 0, 36500, "days");
+  if (result.count(flag::k_history_days) != 0) {
+    config.history_days = number_in(result, flag::k_history_days, 0, 36500, "days");
+  }
 }
 
 void read_output_options(const cxxopts::ParseResult& result, Config& config) {

@@ -44,6 +44,13 @@ inline constexpr const char* k_version = "version";
 /// that cron, the web backend and admins share.
 inline constexpr const char* k_lock_directory = "/run/lock/rbd-sync";
 inline constexpr const char* k_default_lock_file = "/run/lock/rbd-sync/sync.lock";
+/// --history-days not given: the run keeps what the cluster's last committed run kept
+/// (rbdsync.runs.history_days), so that a caller that does not say (the console's
+/// button, an admin by hand) never prunes more than the schedule does.
+inline constexpr int k_history_days_unset = -1;
+/// ... and the first run of a cluster keeps this many: a year and a month, for
+/// year-on-year charts.
+inline constexpr int k_default_history_days = 400;
 /// The Ceph cluster name unless --cluster (or CEPH_ARGS) says otherwise, as in Ceph.
 inline constexpr const char* k_default_cluster = "ceph";
 
@@ -82,8 +89,9 @@ struct Config {
   int ceph_timeout_seconds = 30;
   int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout
   /// Days of run and usage history a run keeps (older rows are deleted in its
-  /// transaction); 0 keeps everything. 400: a year and its month, for year-on-year charts.
-  int history_days = 400;
+  /// transaction); 0 keeps everything; k_history_days_unset: what the cluster's last
+  /// committed run kept, else k_default_history_days.
+  int history_days = k_history_days_unset;
   ImageReader reader = ImageReader::direct;
   OutputFormat format = OutputFormat::plain;
   /// run: answer once both guards are taken (or one is busy) and go on in the background
@@ -93,7 +101,7 @@ struct Config {
 };
 
 /// Parses argv. `ceph_args` is the environment's CEPH_ARGS (nullptr when unset): as
-/// for `rbd`, its --cluster, -c/--conf, -i/--id and -n/--name apply where argv gives
+/// for `rbd`, its --cluster, -c/--conf, --id/--user and -n/--name apply where argv gives
 /// none (librados reads the rest of it itself). Throws Error(ExitCode::usage) naming the
 /// bad option and the fix.
 Config parse(int argc, const char* const argv[], const char* ceph_args = nullptr);

@@ -46,10 +46,6 @@ void throw_injected_fault() {
 #endif
 }
 
-/// Throws Error(config) when schema rbdsync exists and belongs to another role than the
-/// one migrating. Its owner may drop, replace or add objects in it (a table the sync
-/// writes, a view the console reads): migrating into it would hand that role what the
-/// migration makes. Membership of the owner role is not enough: the schema must be ours.
 /// The schema version recorded in the database; 0 when it was never migrated.
 int current_version(pqxx::work& work) {
   const auto exists = exec_one_row(
@@ -62,6 +58,10 @@ int current_version(pqxx::work& work) {
       .as<int>();
 }
 
+/// Throws Error(config) when schema rbdsync exists and belongs to another role than the
+/// one migrating. Its owner may drop, replace or add objects in it (a table the sync
+/// writes, a view the console reads): migrating into it would hand that role what the
+/// migration makes. Membership of the owner role is not enough: the schema must be ours.
 void refuse_schema_of_another_role(pqxx::work& work) {
   const pqxx::result owner = work.exec(
       "SELECT pg_catalog.pg_get_userbyid(n.nspowner), CURRENT_USER "

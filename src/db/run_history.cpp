@@ -113,6 +113,21 @@ void RunHistory::finish(const RunRecord& run, const CommittedRun* committed_run)
   });
 }
 
+std::optional<int> RunHistory::last_history_days(const std::string& fsid) {
+  return translated("reading the history's retention", [&]() -> std::optional<int> {
+    pqxx::nontransaction work(m_connection->connection->pqxx(), "rbd-sync retention");
+    const pqxx::result rows =
+        exec(work,
+             "SELECT history_days FROM rbdsync.runs WHERE fsid = $1 AND history_days IS NOT NULL "
+             "ORDER BY ended_at DESC LIMIT 1",
+             fsid);
+    if (rows.empty()) {
+      return std::nullopt;
+    }
+    return rows[0][0].as<int>();
+  });
+}
+
 void RunHistory::progress(const std::string& run_id, const std::string& phase, std::int64_t done,
                           std::int64_t total) {
   translated("recording progress", [&] {

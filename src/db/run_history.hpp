@@ -43,6 +43,9 @@ class RunHistory {
   /// The run recorded as running for `fsid`, if any: after a failed claim, the holder.
   std::optional<RunRecord> running_run(const std::string& fsid);
 
+  /// The --history-days the cluster's last committed run that recorded one applied.
+  std::optional<int> last_history_days(const std::string& fsid);
+
   /// Marks the cluster's leftover running rows abandoned (their holders died: the
   /// caller holds the cluster's claim). Returns how many.
   int mark_abandoned(const std::string& fsid);

@@ -121,6 +121,23 @@ TEST(Metrics, AFileOfAVersionWithoutLabelsStillGivesTheLastSuccess) {
   EXPECT_EQ(metric_value(text, "rbd_sync_images"), 42.0);
 }
 
+// Two clusters pointed at one file (a shared --metrics-file): a failed run of one never
+// reports the other's last success as its own.
+TEST(Metrics, AFailedRunTakesNoLastSuccessOfAnotherCluster) {
+  testing::ScopedTempDir dir;
+  const std::string path = dir.file("rbd_sync.prom");
+  sync::SyncReport report;
+  report.images = 42;
+  write_metrics_file(path, "ceph", ended_run(RunStatus::succeeded, ExitCode::ok, 1000), &report);
+  write_metrics_file(path, "backup", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
+                     nullptr);
+  const std::string text = read(path);
+  EXPECT_EQ(metric_value(text, "rbd_sync_last_run_exit_code", "backup"), 69.0);
+  EXPECT_EQ(metric_value(text, "rbd_sync_last_success_timestamp_seconds", "backup"), std::nullopt)
+      << text;
+  EXPECT_EQ(metric_value(text, "rbd_sync_images", "backup"), std::nullopt) << text;
+}
+
 TEST(Metrics, UnwritableDirectoryIsACantCreateError) {
   try {
     write_metrics_file("/nonexistent-dir/rbd_sync.prom", "ceph",

@@ -6,7 +6,7 @@ namespace rbdsync::cli {
 namespace {
 
 TEST(EarlyCephArgs, EverySpellingCephTakesIsRead) {
-  const EarlyCephArgs args = early_ceph_args("--cluster=b -c /x.conf -i sync");
+  const EarlyCephArgs args = early_ceph_args("--cluster=b -c /x.conf --user sync");
   EXPECT_EQ(args.cluster, "b");
   EXPECT_EQ(args.conf, "/x.conf");
   EXPECT_EQ(args.client_name, "client.sync");
@@ -15,6 +15,12 @@ TEST(EarlyCephArgs, EverySpellingCephTakesIsRead) {
   EXPECT_EQ(early_ceph_args("--cluster\tc").cluster, "c");
   EXPECT_EQ(early_ceph_args("-n client.z").client_name, "client.z");
   EXPECT_EQ(early_ceph_args("--name=client.z").client_value, "client.z");
+  EXPECT_EQ(early_ceph_args("--id=a").client_name, "client.a");
+}
+
+// Ceph reads -i only for daemons; a client's CEPH_ARGS="-i x" leaves it client.admin.
+TEST(EarlyCephArgs, DashIIsNotAClientsId) {
+  EXPECT_FALSE(early_ceph_args("-i x").client_name);
 }
 
 TEST(EarlyCephArgs, OtherOptionsAndTheirValuesAreLeftToLibrados) {

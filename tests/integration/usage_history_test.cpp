@@ -116,6 +116,11 @@ TEST_F(UsageHistoryTest, HistoryOlderThanTheWindowIsPrunedButTheValueAtItsStartS
   const auto [code, first] = sync_json({"--pool", pool});
   ASSERT_EQ(code, 0) << first;
   const std::string first_run = first.at("run_id");
+  const auto history_days_of = [&](const nlohmann::json& run) {
+    return db.rows("SELECT history_days FROM rbdsync.runs WHERE run_id = '" +
+                   run.at("run_id").get<std::string>() + "'");
+  };
+  EXPECT_EQ(history_days_of(first), std::vector<std::string>{"400"}) << "the default";
   // Age the first run and its rows by 100 days, and add two older pool rows and a
   // cluster row as a long-lived cluster would have them.
   db.rows("UPDATE rbdsync.runs SET started_at = started_at - interval '100 days'");
@@ -166,6 +171,12 @@ TEST_F(UsageHistoryTest, HistoryOlderThanTheWindowIsPrunedButTheValueAtItsStartS
   EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.cluster_usage_history "
                     "WHERE recorded_at < now() - interval '30 days'"),
             std::vector<std::string>{"1"});
+
+  // A run that does not say (the console's button, an admin by hand) keeps what the
+  // last run kept: it never prunes more than the schedule chose.
+  const auto [unsaid_code, unsaid] = sync_json({"--pool", pool});
+  ASSERT_EQ(unsaid_code, 0) << unsaid;
+  EXPECT_EQ(history_days_of(unsaid), std::vector<std::string>{"30"});
 }
 
 }  // namespace

@@ -122,12 +122,16 @@ python3 "$source/tests/packaging/run_install_guide.py" "$source/docs/install.md"
     OWNER_ROLE="${guide_role}_owner" WRITER_ROLE="${guide_role}_writer" \
     READER_ROLE="${guide_role}_reader" CEPH_CLIENT="$guide_client" CLUSTER="$guide_cluster" \
     POOL="$guide_pool" || fail "docs/install.md did not run as written (above)"
-guide_db="host=$db_host port=$db_port dbname=$guide_database"
-[[ $(psql "$guide_db user=${guide_role}_reader" -XAtc "SELECT count(*) FROM rbdsync.images") == 3 ]] ||
+# As each role, by the superuser's SET ROLE (their passwords went to the prompts only).
+as_role() {  # ROLE SQL
+    psql "${RBDSYNC_TEST_DB_ADMIN/dbname=postgres/dbname=$guide_database}" -XAtq \
+        -c "SET ROLE \"$1\"" -c "$2"
+}
+[[ $(as_role "${guide_role}_reader" "SELECT count(*) FROM rbdsync.images") == 3 ]] ||
     fail "after the guide the console's role does not read the pool's 3 images"
-psql "$guide_db user=${guide_role}_reader" -XAtc "DELETE FROM rbdsync.runs" >/dev/null 2>&1 &&
+as_role "${guide_role}_reader" "DELETE FROM rbdsync.runs" >/dev/null 2>&1 &&
     fail "the console's role may delete rows"
-psql "$guide_db user=${guide_role}_writer" -XAtc "ALTER TABLE rbdsync.runs ADD x int" >/dev/null 2>&1 &&
+as_role "${guide_role}_writer" "ALTER TABLE rbdsync.runs ADD x int" >/dev/null 2>&1 &&
     fail "the writer's role may change a table"
 ok "docs/install.md ran as written: roles, client, first sync; the reader only reads"
 [[ $(/usr/bin/rbd-sync --version) == "rbd-sync $version" ]] ||
@@ -176,7 +180,7 @@ instance_exposure=$(systemd-analyze security --offline=yes "$instances/rbd-sync@
     sed -n 's/.*exposure level for .*: \([0-9.]*\).*/\1/p')
 [[ $instance_exposure == "$exposure" ]] ||
     fail "rbd-sync@backup.service's exposure is '$instance_exposure', not the unit's $exposure"
-grep -qx 'ExecStart=/usr/bin/rbd-sync run --trigger cron --cluster %i $RBDSYNC_ARGS' \
+grep -qx 'ExecStart=/usr/bin/rbd-sync run --trigger cron $RBDSYNC_ARGS --cluster %i' \
     "$instances/rbd-sync@backup.service" || fail "the template does not sync the cluster %i"
 grep -qx 'EnvironmentFile=-/etc/default/rbd-sync@%i' "$instances/rbd-sync@backup.service" ||
     fail "the template reads no settings of its own cluster"

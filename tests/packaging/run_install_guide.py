@@ -11,14 +11,19 @@ is an error too), so that no command meets a host or role of the guide's example
 WORKDIR is the current directory of every block (it holds the .deb) and the home of
 the root shell the blocks run in (HOME=WORKDIR/root: its .pgpass and .ceph/ceph.conf
 stand in for the admin's own). The password every prompt asks for is made here and
-given on stdin, never in an argument. Prints each block's time, and the time from the
+typed at each prompt on the block's own terminal (a pty), never given in an argument. Prints each block's time, and the time from the
 package's installation to the end of the first sync.
 """
+import fcntl
 import os
+import pty
 import re
 import secrets
+import signal
 import subprocess
 import sys
+import termios
+import threading
 import time
 
 MARK = re.compile(r"<!-- install-test: (values|run|systemd) -->\n```sh\n(.*?)```", re.S)
@@ -50,6 +55,65 @@ def verify_units(body):
         print(f"install guide: verified {' '.join(units)}")
 
 
+BLOCK_SECONDS = 600
+# What psql's \\password and the guide's `read -p` ask: answered with the password.
+PROMPT = re.compile(r"(password[^\n]*|enter it again): $", re.I)
+
+
+def run_at_a_terminal(script, workdir, env, password):
+    """Runs `script` with a terminal of its own (a pty) as its stdin, stderr and
+    controlling terminal, and types the password at each prompt for one, as an admin
+    would: psql's \\password reads /dev/tty and flushes what was typed ahead, and a pipe
+    would be swallowed whole by the first reader. stdout is a pipe. The terminal's text
+    is returned as stderr, the password blotted out."""
+    master, slave = pty.openpty()
+
+    def take_terminal():
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    try:
+        process = subprocess.Popen(["bash", "-c", script], cwd=workdir, env=env, stdin=slave,
+                                   stdout=subprocess.PIPE, stderr=slave, text=True,
+                                   start_new_session=True, preexec_fn=take_terminal)
+    finally:
+        os.close(slave)
+    shown = []
+    conversation = threading.Thread(target=converse, args=(master, password, shown))
+    conversation.start()
+    # A question nobody answers (a prompt PROMPT does not know) must fail, not hang.
+    deadline = threading.Timer(BLOCK_SECONDS, os.killpg, args=(process.pid, signal.SIGKILL))
+    deadline.start()
+    try:
+        stdout = process.stdout.read()
+        process.wait()
+    finally:
+        deadline.cancel()
+    conversation.join()
+    os.close(master)
+    terminal = "".join(shown).replace(password, "***")
+    if process.returncode == -signal.SIGKILL:
+        terminal += f"\n[killed after {BLOCK_SECONDS} s: waiting for an answer?]"
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, terminal)
+
+
+def converse(master, password, shown):
+    """Reads the terminal until its last user is gone, answering each prompt."""
+    recent = ""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: every process that had the terminal open has ended
+            return
+        if not chunk:
+            return
+        text = chunk.decode(errors="replace")
+        shown.append(text)
+        recent = (recent + text)[-300:]
+        if PROMPT.search(recent):
+            os.write(master, (password + "\n").encode())
+            recent = ""
+
+
 def main():
     guide, workdir = sys.argv[1], sys.argv[2]
     given = dict(arg.split("=", 1) for arg in sys.argv[3:])
@@ -72,10 +136,7 @@ def main():
             continue
         ran += 1
         block_started = time.monotonic()
-        # No controlling terminal (a new session): psql's \password then reads stdin.
-        result = subprocess.run(["bash", "-c", preamble + body], cwd=workdir, env=env,
-                                input=(password + "\n") * 16, text=True,
-                                capture_output=True, start_new_session=True)
+        result = run_at_a_terminal(preamble + body, workdir, env, password)
         first_line = body.strip().splitlines()[0]
         if result.returncode != 0:
             sys.exit(f"install guide: block {ran} ({first_line}) failed, exit "

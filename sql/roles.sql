@@ -48,5 +48,14 @@ ALTER DEFAULT PRIVILEGES FOR ROLE :"owner" IN SCHEMA rbdsync
     GRANT USAGE, SELECT ON SEQUENCES TO :"writer";
 ALTER DEFAULT PRIVILEGES FOR ROLE :"owner" IN SCHEMA rbdsync
     GRANT SELECT ON TABLES TO :"reader";
+-- A sync ANALYZEs the tables it filled (a first sync's plans need the statistics); from
+-- PostgreSQL 17 a role other than the owner may, with MAINTAIN. Before 17 only the owner
+-- may, and the writer's ANALYZE is skipped with a warning.
+SELECT pg_catalog.current_setting('server_version_num')::int >= 170000 AS has_maintain \gset
+\if :has_maintain
+GRANT MAINTAIN ON ALL TABLES IN SCHEMA rbdsync TO :"writer";
+ALTER DEFAULT PRIVILEGES FOR ROLE :"owner" IN SCHEMA rbdsync
+    GRANT MAINTAIN ON TABLES TO :"writer";
+\endif
 -- The console's role reads and never writes, whatever it is later granted.
 ALTER ROLE :"reader" SET default_transaction_read_only = on;

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/options.hpp"
 #include "common/files.hpp"
 
 namespace rbdsync::app {

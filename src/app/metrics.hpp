@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/options.hpp"
 #include "common/run_record.hpp"
 #include "sync/report.hpp"
 
@@ -28,7 +29,7 @@ std::string format_metrics(const RunRecord& run, const std::string& cluster,
 /// format_metrics() (or, for the default cluster, unlabelled as before the label), if
 /// present.
 std::optional<double> metric_value(const std::string& text, const std::string& name,
-                                   const std::string& cluster = "ceph");
+                                   const std::string& cluster = cli::k_default_cluster);
 
 /// Writes the metrics of `run` (and `report`, when it committed) to `path` for
 /// node_exporter's textfile collector: to a temporary file in the same directory, then

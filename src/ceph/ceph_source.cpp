@@ -124,6 +124,12 @@ void explain_key_type(librados::Rados& rados, const std::string& client_name, in
                   " --key_type aes)");
 }
 
+/// Where librados looks for the conf of cluster `cluster` when none is named, as errors
+/// tell it.
+std::string default_conf_paths(const std::string& cluster) {
+  return "($CEPH_CONF, /etc/ceph/" + cluster + ".conf, ~/.ceph/" + cluster + ".conf)";
+}
+
 std::string namespace_suffix(const std::string& pool_namespace) {
   return pool_namespace.empty() ? std::string() : " namespace '" + pool_namespace + "'";
 }
@@ -246,9 +252,8 @@ CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cl
   const int r = rados.conf_read_file(conf);
   const bool read_no_file = conf == nullptr && r == -ENOENT;
   if (r < 0 && !read_no_file) {
-    const std::string where = conf != nullptr ? "'" + config.conf_path + "'"
-                                              : "($CEPH_CONF, /etc/ceph/" + config.cluster +
-                                                    ".conf, ~/.ceph/" + config.cluster + ".conf)";
+    const std::string where =
+        conf != nullptr ? "'" + config.conf_path + "'" : default_conf_paths(config.cluster);
     throw Error(ExitCode::config, "cannot read Ceph config " + where + ": " + errno_text(-r),
                 "give the path of a readable ceph.conf with -c/--conf");
   }
@@ -273,9 +278,8 @@ CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cl
   rados.conf_get("mon_host", mon_host);
   if (read_no_file && mon_host.empty()) {
     throw Error(ExitCode::config,
-                "no Ceph config for cluster '" + config.cluster + "' ($CEPH_CONF, /etc/ceph/" +
-                    config.cluster + ".conf, ~/.ceph/" + config.cluster +
-                    ".conf) and no mon address",
+                "no Ceph config for cluster '" + config.cluster + "' " +
+                    default_conf_paths(config.cluster) + " and no mon address",
                 "give -c/--conf PATH, or the mons with -m/--mon-host and the key with "
                 "--keyfile or --keyring");
   }

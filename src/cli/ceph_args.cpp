@@ -45,19 +45,21 @@ void take(EarlyCephArgs& args, Early which, const std::string& value) {
       args.conf = value;
       return;
     case Early::id:
-      args.client_from_id = true;
-      args.client_value = value;
-      args.client_name = "client." + value;
-      return;
     case Early::name:
-      args.client_from_id = false;
+      args.client_from_id = which == Early::id;
       args.client_value = value;
-      args.client_name = value;
       return;
   }
 }
 
 }  // namespace
+
+std::optional<std::string> EarlyCephArgs::client_name() const {
+  if (!client_value) {
+    return std::nullopt;
+  }
+  return client_from_id ? "client." + *client_value : *client_value;
+}
 
 EarlyCephArgs early_ceph_args(std::string_view ceph_args) {
   EarlyCephArgs args;

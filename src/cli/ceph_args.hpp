@@ -14,11 +14,13 @@ namespace rbdsync::cli {
 struct EarlyCephArgs {
   std::optional<std::string> cluster;  ///< --cluster NAME
   std::optional<std::string> conf;     ///< -c PATH, --conf PATH
-  /// The client as the last of --id/--user ID (as "client.ID") or -n/--name NAME gives it.
-  std::optional<std::string> client_name;
-  /// Whether the last of them was --id (its value without "client.") rather than --name.
+  /// What followed the last of --id/--user or -n/--name; nullopt when neither is there.
+  std::optional<std::string> client_value;
+  /// Whether that last one was --id/--user (a value without "client.") or --name.
   bool client_from_id = false;
-  std::string client_value;  ///< what followed that last --id or --name
+
+  /// The client it names: "client.ID" for --id ID, NAME for --name NAME.
+  std::optional<std::string> client_name() const;
 };
 
 /// Reads `ceph_args` as Ceph splits CEPH_ARGS: words separated by blanks, each option

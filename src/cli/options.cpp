@@ -128,8 +128,8 @@ std::string client_name(const cxxopts::ParseResult& result, const EarlyCephArgs&
   if (result.count(flag::k_id) != 0) {
     return checked_client_name(result[flag::k_id].as<std::string>(), true, "");
   }
-  if (env.client_name) {
-    return checked_client_name(env.client_value, env.client_from_id, " in CEPH_ARGS");
+  if (env.client_value) {
+    return checked_client_name(*env.client_value, env.client_from_id, " in CEPH_ARGS");
   }
   return "client.admin";
 }

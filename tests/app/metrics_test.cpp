@@ -91,16 +91,21 @@ TEST(Metrics, TextOfAPartialRunIsUnchanged) {
       "rbd_sync_last_run_changes{cluster=\"backup\",kind=\"removed\"} 1\n");
 }
 
-TEST(Metrics, FailedRunKeepsTheLastSuccessOfThePreviousFile) {
+/// The metrics file after a run of `succeeded` that committed 42 images at 1000 and a
+/// run of `failed` that failed (exit 69) at 2000.
+std::string after_a_success_and_a_failure(const std::string& succeeded, const std::string& failed) {
   testing::ScopedTempDir dir;
   const std::string path = dir.file("rbd_sync.prom");
   sync::SyncReport report;
   report.images = 42;
-  write_metrics_file(path, "ceph", ended_run(RunStatus::succeeded, ExitCode::ok, 1000), &report);
-
-  write_metrics_file(path, "ceph", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
+  write_metrics_file(path, succeeded, ended_run(RunStatus::succeeded, ExitCode::ok, 1000), &report);
+  write_metrics_file(path, failed, ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
                      nullptr);
-  const std::string text = read(path);
+  return read(path);
+}
+
+TEST(Metrics, FailedRunKeepsTheLastSuccessOfThePreviousFile) {
+  const std::string text = after_a_success_and_a_failure("ceph", "ceph");
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_success"), 0.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_exit_code"), 69.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_timestamp_seconds"), 2000.0);
@@ -124,14 +129,7 @@ TEST(Metrics, AFileOfAVersionWithoutLabelsStillGivesTheLastSuccess) {
 // Two clusters pointed at one file (a shared --metrics-file): a failed run of one never
 // reports the other's last success as its own.
 TEST(Metrics, AFailedRunTakesNoLastSuccessOfAnotherCluster) {
-  testing::ScopedTempDir dir;
-  const std::string path = dir.file("rbd_sync.prom");
-  sync::SyncReport report;
-  report.images = 42;
-  write_metrics_file(path, "ceph", ended_run(RunStatus::succeeded, ExitCode::ok, 1000), &report);
-  write_metrics_file(path, "backup", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
-                     nullptr);
-  const std::string text = read(path);
+  const std::string text = after_a_success_and_a_failure("ceph", "backup");
   EXPECT_EQ(metric_value(text, "rbd_sync_last_run_exit_code", "backup"), 69.0);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_success_timestamp_seconds", "backup"), std::nullopt)
       << text;

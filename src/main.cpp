@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "app/detach.hpp"
 #include "app/output.hpp"
+#include "app/serve.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/version.hpp"
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
         return rbdsync::to_int(rbdsync::app::run_migrate(config));
       case rbdsync::cli::Command::status:
         return rbdsync::to_int(rbdsync::app::run_status(config));
+      case rbdsync::cli::Command::serve:
+        return rbdsync::app::serve_trigger(config);
     }
     return rbdsync::to_int(ExitCode::internal);
   } catch (...) {

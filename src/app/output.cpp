@@ -60,11 +60,23 @@ std::string shown(const std::string& text) {
   return display_text(text, Controls::escape);
 }
 
+/// Who asked for a run, or null when nobody said (cron, an admin without --requested-by).
+nlohmann::json requested_by_json(const std::string& requested_by) {
+  return requested_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(shown(requested_by));
+}
+
+/// "trigger web (requested by alice)", "trigger cron".
+std::string trigger_text(const RunRecord& run) {
+  return "trigger " + shown(run.trigger) +
+         (run.requested_by.empty() ? "" : " (requested by " + shown(run.requested_by) + ")");
+}
+
 nlohmann::json run_json(const RunRecord& run, std::time_t now) {
   nlohmann::json object = {{"run_id", shown(run.run_id)},
                            {"pid", run.pid},
                            {"host", shown(run.host)},
                            {"trigger", shown(run.trigger)},
+                           {"requested_by", requested_by_json(run.requested_by)},
                            {"started_at", iso_time(run.started_at)},
                            {"age_seconds", now - run.started_at},
                            {"phase", shown(run.phase)},
@@ -82,7 +94,7 @@ nlohmann::json run_json(const RunRecord& run, std::time_t now) {
 std::string describe_last_run(const RunRecord& run) {
   std::string text = "last run " + shown(run.run_id) + " " + run_status_name(run.status) + " at " +
                      iso_time(run.ended_at) + ", pid " + std::to_string(run.pid) + " on " +
-                     shown(run.host) + ", trigger " + shown(run.trigger) + ", exit " +
+                     shown(run.host) + ", " + trigger_text(run) + ", exit " +
                      std::to_string(run.exit_code);
   if (!run.message.empty()) {
     text += ": " + shown(run.message);
@@ -103,8 +115,8 @@ std::string describe_holder(const BusyHolder& holder, std::time_t now) {
                       : "another process holds the " + holder.guard;
   }
   const RunRecord& run = *holder.run;
-  std::string text = "pid " + std::to_string(run.pid) + " on " + shown(run.host) + ", trigger " +
-                     shown(run.trigger) + ", started " +
+  std::string text = "pid " + std::to_string(run.pid) + " on " + shown(run.host) + ", " +
+                     trigger_text(run) + ", started " +
                      time_text(run.started_at, "%H:%M:%S", false) + " (" +
                      age(now - run.started_at) + " ago)";
   if (run.phase == "reading" || run.total > 0) {
@@ -124,9 +136,10 @@ void print_started(const std::string& run_id, int pid, const std::string& log_pa
                 {"run_id", run_id},
                 {"pid", pid},
                 {"trigger", config.trigger},
+                {"requested_by", requested_by_json(config.requested_by)},
                 {"started_at", iso_time(now)},
                 {"lock_file", config.lock_file},
-                {"log_file", log_path},
+                {"log_file", log_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(log_path)},
                 {"message", "started run " + run_id + " (pid " + std::to_string(pid) + ")"},
                 {"hint", "follow it in rbdsync.runs or with 'rbd-sync status'"}});
     return;

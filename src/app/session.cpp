@@ -71,6 +71,7 @@ RunRecord new_run(const cli::Config& config) {
   run.pid = ::getpid();
   run.host = host_name();
   run.trigger = config.trigger;
+  run.requested_by = config.requested_by;
   run.started_at = static_cast<std::int64_t>(std::time(nullptr));
   run.phase = "connecting";
   return run;
@@ -104,7 +105,8 @@ class RunSession {
   RunSession(const cli::Config& config, const lock::FileLock& lock_file,
              std::chrono::steady_clock::time_point start)
       : m_config(config), m_start(start), m_run(new_run(config)), m_keeper(lock_file.fd(), m_run) {
-    spdlog::info("run {} started (trigger {}, lock {})", m_run.run_id, m_run.trigger,
+    spdlog::info("run {} started (trigger {}{}, lock {})", m_run.run_id, m_run.trigger,
+                 m_run.requested_by.empty() ? "" : ", requested by " + m_run.requested_by,
                  lock_file.path());
   }
 

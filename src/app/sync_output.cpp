@@ -71,7 +71,10 @@ nlohmann::json sync_report_json(const sync::SyncReport& report, const std::strin
 void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
                        const cli::Config& config) {
   if (config.format == cli::OutputFormat::json) {
-    print_json(sync_report_json(report, run_id, config.trigger));
+    nlohmann::json object = sync_report_json(report, run_id, config.trigger);
+    object["requested_by"] =
+        config.requested_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(config.requested_by);
+    print_json(object);
     return;
   }
   // Unreadable images are worth a line each on stderr even with --quiet: cron mails it.

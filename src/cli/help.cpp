@@ -97,7 +97,7 @@ std::string global_help() {
 
   cxxopts::Options options = help_options("rbd-sync");
   for (const OptionSpec& option : option_table()) {
-    if (option.commands == k_every_command) {
+    if ((option.commands & k_every_command) == k_every_command) {
       add_table_option(options, option, Purpose::help, k_every_command_group);
     }
   }

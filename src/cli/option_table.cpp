@@ -9,6 +9,7 @@ namespace {
 constexpr CommandSet k_run = bit(Command::run);
 constexpr CommandSet k_migrate = bit(Command::migrate);
 constexpr CommandSet k_status = bit(Command::status);
+constexpr CommandSet k_serve = bit(Command::serve);
 
 using G = OptionGroup;
 using V = ValueKind;
@@ -34,6 +35,10 @@ std::vector<OptionSpec> guard_options() {
       {flag::k_trigger, "", V::text, "cron|web|manual",
        "who started this run, as the holder record, the run history and the result tell it",
        "manual", true, G::guard, k_run, false},
+      {flag::k_requested_by, "", V::text, "NAME",
+       "who asked for this run (the console's signed-in user), recorded beside the trigger; "
+       "printable, at most 256 bytes",
+       "", false, G::guard, k_run, false},
       {flag::k_detach, "", V::none, "",
        "answer once this run holds both guards ('started', exit 0) or found one busy (exit 75); "
        "the sync goes on in the background, logging to --log-file or to detached.log beside the "
@@ -129,11 +134,15 @@ std::vector<OptionSpec> output_options() {
 /// Help and version.
 std::vector<OptionSpec> general_options() {
   return {
+      {flag::k_settings_dir, "", V::text, "DIR",
+       "the directory of the settings files the units read: rbd-sync, and rbd-sync@NAME for "
+       "a cluster NAME other than ceph",
+       k_default_settings_dir, true, G::general, k_serve, false},
       {flag::k_help, "h", V::none, "",
        "print the help of the command, or the list of commands, and exit", "", false, G::general,
-       k_every_command, false},
+       k_all_commands, false},
       {flag::k_version, "", V::none, "", "print the version and exit", "", false, G::general,
-       k_every_command, false},
+       k_all_commands, false},
   };
 }
 
@@ -179,6 +188,13 @@ const std::vector<CommandSpec>& command_table() {
       {Command::status, "status", "show whether a sync holds the lock file, and the last run",
        "Reads the lock file's holder record without taking the lock: who runs, how far, and "
        "how the last run on this host ended. Exit 0: no sync is running; 75: one is."},
+      {Command::serve, "serve", "answer one \"Sync now\" request on the socket that is stdin",
+       "Run by rbd-sync-trigger@.service for each connection to the trigger socket (or by any "
+       "inetd-style launcher). Reads one line of JSON, {\"cluster\": NAME, \"requested_by\": "
+       "USER}, and runs 'rbd-sync run --trigger web' with the settings of that cluster's unit "
+       "(RBDSYNC_ARGS and the variables of the settings files). Answers on the socket exactly "
+       "what 'run --detach --json' prints: started, already running, or the error; then closes "
+       "it and goes on with the sync in the same process, logging to stderr."},
   };
   return k_table;
 }

@@ -20,6 +20,8 @@ constexpr CommandSet bit(Command command) {
       return 2U;
     case Command::status:
       return 4U;
+    case Command::serve:
+      return 8U;
     case Command::help:
     case Command::version:
       return 0U;
@@ -27,8 +29,11 @@ constexpr CommandSet bit(Command command) {
   return 0U;
 }
 
+/// The commands an admin runs, which take the common options (output, logging, help).
 inline constexpr CommandSet k_every_command =
     bit(Command::run) | bit(Command::migrate) | bit(Command::status);
+/// ... and `serve`, which the trigger unit runs: its run's options come from the settings.
+inline constexpr CommandSet k_all_commands = k_every_command | bit(Command::serve);
 
 /// What an option takes after its name.
 enum class ValueKind {
@@ -71,7 +76,7 @@ struct CommandSpec {
 /// Every option, in the order the help lists them within a group.
 const std::vector<OptionSpec>& option_table();
 
-/// run, migrate and status, in the order the help lists them.
+/// run, migrate, status and serve, in the order the help lists them.
 const std::vector<CommandSpec>& command_table();
 
 /// The command called `name`, or nullptr.

@@ -11,6 +11,7 @@
 #include "cli/help.hpp"
 #include "cli/option_table.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 
 namespace rbdsync::cli {
 
@@ -137,13 +138,7 @@ std::string client_name(const cxxopts::ParseResult& result, const EarlyCephArgs&
 /// Ceph puts the cluster name into file names ($cluster.conf, $cluster.$name.keyring)
 /// and so does rbd-sync (the lock file): no path separators, no leading dot or dash.
 std::string checked_cluster(const std::string& name, const std::string& where) {
-  constexpr std::size_t k_longest = 64;
-  const bool valid = !name.empty() && name.size() <= k_longest && name.front() != '-' &&
-                     std::all_of(name.begin(), name.end(), [](char c) {
-                       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                              (c >= '0' && c <= '9') || c == '-' || c == '_';
-                     });
-  if (!valid) {
+  if (!is_cluster_name(name)) {
     throw Error(
         ExitCode::usage,
         "--cluster" + where + " must be 1 to 64 letters, digits, '-' or '_', not '" + name + "'",
@@ -186,6 +181,20 @@ int seconds_in(const cxxopts::ParseResult& result, const char* name, int low, in
   return number_in(result, name, low, high, "seconds");
 }
 
+/// --requested-by goes into the holder record, the run history and log lines, and is
+/// shown on a page: one printable line of bounded length, or a usage error.
+std::string checked_requester(const std::string& name) {
+  if (!is_requester_name(name)) {
+    throw Error(ExitCode::usage,
+                "--requested-by must be 1 to " + std::to_string(k_max_requested_by) +
+                    " bytes of printable UTF-8, not '" +
+                    display_text(name.substr(0, 64), Controls::escape) +
+                    (name.size() > 64 ? "...'" : "'"),
+                "pass the signed-in user's name, e.g. --requested-by alice");
+  }
+  return name;
+}
+
 void read_guard_options(const cxxopts::ParseResult& result, Config& config) {
   // The cluster's own lock file unless one is named: read_ceph_options() has the cluster.
   config.lock_file = non_empty_value(result, flag::k_lock_file).value_or("");
@@ -200,6 +209,9 @@ void read_guard_options(const cxxopts::ParseResult& result, Config& config) {
     throw Error(ExitCode::usage,
                 "--trigger must be cron, web or manual, not '" + config.trigger + "'",
                 k_usage_hint);
+  }
+  if (result.count(flag::k_requested_by) != 0) {
+    config.requested_by = checked_requester(result[flag::k_requested_by].as<std::string>());
   }
 }
 
@@ -285,6 +297,19 @@ void read_output_options(const cxxopts::ParseResult& result, Config& config) {
 
 }  // namespace
 
+bool is_cluster_name(const std::string& name) {
+  constexpr std::size_t k_longest = 64;
+  return !name.empty() && name.size() <= k_longest && name.front() != '-' &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_';
+         });
+}
+
+bool is_requester_name(const std::string& name) {
+  return !name.empty() && name.size() <= k_max_requested_by && is_printable_line(name);
+}
+
 std::string default_lock_file(const std::string& cluster) {
   const std::string directory = k_lock_directory;
   return cluster == k_default_cluster ? k_default_lock_file
@@ -316,6 +341,14 @@ Config parse(int argc, const char* const argv[], const char* ceph_args) {
     }
     config.command = line.command->command;
     refuse_foreign_options(result, *line.command);
+    if (config.command == Command::serve) {
+      // The run's options come from the settings files, once the request has named the
+      // cluster (app/serve.cpp); the answer is for a program: always JSON.
+      config.settings_dir = non_empty_value(result, flag::k_settings_dir)
+                                .value_or(std::string(k_default_settings_dir));
+      config.format = OutputFormat::json;
+      return config;
+    }
     // In the order of the help's groups, which is the order the checks were made in.
     read_guard_options(result, config);
     read_ceph_options(result, early_ceph_args(ceph_args != nullptr ? ceph_args : ""), config);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@ inline constexpr const char* k_lock_file = "lock-file";
 inline constexpr const char* k_wait = "wait";
 inline constexpr const char* k_trigger = "trigger";
 inline constexpr const char* k_detach = "detach";
+inline constexpr const char* k_requested_by = "requested-by";
+inline constexpr const char* k_settings_dir = "settings-dir";
 inline constexpr const char* k_conf = "conf";
 /// The spelling of --conf before rbd-sync took rbd's; kept for scripts that use it.
 inline constexpr const char* k_ceph_conf = "ceph-conf";
@@ -59,10 +62,23 @@ inline constexpr const char* k_default_cluster = "ceph";
 /// other, so that two clusters sync side by side while two runs for one exclude each
 /// other.
 std::string default_lock_file(const std::string& cluster);
+/// The most bytes of --requested-by: room for any Django user name (150 characters of
+/// ASCII), bounded so that a holder record and a log line stay short.
+inline constexpr std::size_t k_max_requested_by = 256;
+/// Whether `name` may name a Ceph cluster here: Ceph puts it into file names
+/// ($cluster.conf, $cluster.$name.keyring) and so does rbd-sync (the lock file, the
+/// settings file): 1 to 64 letters, digits, '-' or '_', not starting with '-'.
+bool is_cluster_name(const std::string& name);
+/// Whether `name` may be recorded as who asked: 1 to k_max_requested_by bytes of one
+/// printable line (common/text.hpp).
+bool is_requester_name(const std::string& name);
 /// The libpq service used unless --db says otherwise (pg_service.conf + .pgpass).
 inline constexpr const char* k_default_db = "service=rbd-sync";
 
-enum class Command { run, migrate, status, help, version };
+/// Where `rbd-sync serve` reads the settings files of the units (rbd-sync, rbd-sync@NAME).
+inline constexpr const char* k_default_settings_dir = "/etc/default";
+
+enum class Command { run, migrate, status, serve, help, version };
 enum class OutputFormat { plain, json };
 /// How images are read: librbd opens each one; direct decodes its header object.
 enum class ImageReader { librbd, direct };
@@ -73,6 +89,7 @@ struct Config {
   std::string db = k_default_db;
   std::string lock_file = k_default_lock_file;
   std::string trigger = "manual";                ///< cron | web | manual
+  std::string requested_by;                      ///< who asked (the console's user); "" unsaid
   std::string ceph_cluster = k_default_cluster;  ///< names the conf, keyring and lock file
   std::string ceph_conf;                         ///< empty: librados' own search
   std::string ceph_client = "client.admin";      ///< as `rbd`: --id admin
@@ -83,7 +100,8 @@ struct Config {
   std::string log_file;                          ///< empty: log to stderr
   std::string metrics_file;                      ///< empty: no Prometheus textfile
   std::string log_level = "warn";
-  std::string help_text;  ///< filled for Command::help
+  std::string settings_dir = k_default_settings_dir;  ///< serve
+  std::string help_text;                              ///< filled for Command::help
   Command command = Command::help;
   int wait_seconds = 0;  ///< 0: do not wait for a busy guard
   int ceph_timeout_seconds = 30;

@@ -15,6 +15,7 @@ struct RunRecord {
   std::int64_t pid = 0;
   std::string host;
   std::string trigger;          ///< cron | web | manual
+  std::string requested_by;     ///< who asked for the run (the console's user); "" unsaid
   std::int64_t started_at = 0;  ///< Unix seconds
   std::string fsid;             ///< once connected; not in the holder record
   std::string phase;            ///< e.g. "reading"

@@ -88,6 +88,17 @@ bool is_plain_text(std::string_view bytes) {
   return !needs_escape(bytes, Controls::keep);
 }
 
+bool is_printable_line(std::string_view bytes) {
+  for (std::size_t at = 0; at < bytes.size();) {
+    const std::size_t length = utf8_sequence(bytes, at);
+    if (hex_escaped(bytes, at, length, Controls::escape)) {
+      return false;
+    }
+    at += length;
+  }
+  return true;
+}
+
 std::string display_text(std::string_view bytes, Controls controls) {
   if (!needs_escape(bytes, controls)) {
     return std::string(bytes);

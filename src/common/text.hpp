@@ -20,6 +20,10 @@ namespace rbdsync {
 /// most U+10FFFF) without a NUL or a backslash: text stored exactly as it is.
 bool is_plain_text(std::string_view bytes);
 
+/// True when `bytes` are valid UTF-8 holding no control character (C0, DEL, C1): one
+/// line a person can read, as a name someone typed must be before it is recorded.
+bool is_printable_line(std::string_view bytes);
+
 /// What display_text() escapes besides invalid bytes.
 enum class Controls {
   keep,    ///< for storage: tabs and newlines are part of the name

@@ -33,7 +33,8 @@ std::optional<RunRecord> RunHistory::running_run(const std::string& fsid) {
     const auto result =
         exec(work,
              "SELECT run_id, trigger, host, pid, extract(epoch FROM started_at)::pg_catalog.int8, "
-             "coalesce(phase, ''), coalesce(done, 0), coalesce(total, 0) "
+             "coalesce(phase, ''), coalesce(done, 0), coalesce(total, 0), "
+             "coalesce(requested_by, '') "
              "FROM rbdsync.runs WHERE fsid = $1 AND status = $2",
              fsid, run_status_name(RunStatus::running));
     if (result.empty()) {
@@ -51,6 +52,7 @@ std::optional<RunRecord> RunHistory::running_run(const std::string& fsid) {
     run.phase = row[5].as<std::string>();
     run.done = static_cast<std::uint64_t>(row[6].as<std::int64_t>());
     run.total = static_cast<std::uint64_t>(row[7].as<std::int64_t>());
+    run.requested_by = row[8].as<std::string>();
     return run;
   });
 }
@@ -72,9 +74,10 @@ void RunHistory::start(const RunRecord& run) {
   translated("recording the run", [&] {
     pqxx::nontransaction work(m_connection->connection->pqxx(), "rbd-sync run start");
     exec(work,
-         "INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, status, phase) "
-         "VALUES ($1, $2, $3, $4, $5, pg_catalog.to_timestamp($6::pg_catalog.float8), $7, $8)",
-         run.run_id, run.fsid, run.trigger, run.host, run.pid, run.started_at,
+         "INSERT INTO rbdsync.runs (run_id, fsid, trigger, requested_by, host, pid, started_at, "
+         "status, phase) VALUES ($1, $2, $3, nullif($4, ''), $5, $6, "
+         "pg_catalog.to_timestamp($7::pg_catalog.float8), $8, $9)",
+         run.run_id, run.fsid, run.trigger, run.requested_by, run.host, run.pid, run.started_at,
          run_status_name(RunStatus::running), run.phase);
   });
 }

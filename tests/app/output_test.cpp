@@ -110,6 +110,7 @@ TEST(Output, BusyJsonNamesTheHolder) {
   run.pid = 4242;
   run.host = "web-1";
   run.trigger = "web";
+  run.requested_by = "alice";
   run.started_at = 1764800000;
   run.phase = "reading";
   run.done = 31;
@@ -119,9 +120,10 @@ TEST(Output, BusyJsonNamesTheHolder) {
             R"j({"exit_code":75,"guard":"cluster 6d4c7f3a-1b2c-4d5e-8f90-0123456789ab",)j"
             R"j("hint":"another sync is running; try again once it ends,)j"
             R"j( or queue with --wait SECONDS","holder":{"age_seconds":252,"done":31,)j"
-            R"j("host":"web-1","phase":"reading","pid":4242,"run_id":"run-0002",)j"
+            R"j("host":"web-1","phase":"reading","pid":4242,"requested_by":"alice",)j"
+            R"j("run_id":"run-0002",)j"
             R"j("started_at":"2025-12-03T22:13:20+00:00","total":100,"trigger":"web"},)j"
-            R"j("message":"already running: pid 4242 on web-1, trigger web,)j"
+            R"j("message":"already running: pid 4242 on web-1, trigger web (requested by alice),)j"
             R"j( started 22:13:20 (4m12s ago), images 31/100 (run run-0002,)j"
             R"j( cluster 6d4c7f3a-1b2c-4d5e-8f90-0123456789ab)","status":"already_running"})j");
   const BusyHolder unknown{"lock file /run/rbd-sync.lock", std::nullopt, 777};
@@ -145,13 +147,17 @@ TEST(Output, ARunsTextFromTheLockFileIsEscapedWhereItIsShown) {
   run.trigger = "cron\r";
   run.started_at = 1764800000;
   run.phase = "reading\x07";
+  run.requested_by = "eve\x1b]0;pwned\x07";
   const BusyHolder holder{"lock file /run/lock/rbd-sync/sync.lock", run, std::nullopt};
   const nlohmann::json busy = busy_json(holder, 1764800252);
   EXPECT_EQ(busy["holder"]["host"], R"(web\x1b[2J\x0aroot)");
   EXPECT_EQ(busy["holder"]["trigger"], R"(cron\x0d)");
   EXPECT_EQ(busy["holder"]["phase"], R"(reading\x07)");
+  EXPECT_EQ(busy["holder"]["requested_by"], R"(eve\x1b]0;pwned\x07)");
   const std::string line = describe_holder(holder, 1764800252);
-  EXPECT_NE(line.find(R"(pid 4242 on web\x1b[2J\x0aroot, trigger cron\x0d,)"), std::string::npos)
+  EXPECT_NE(line.find(R"(pid 4242 on web\x1b[2J\x0aroot, trigger cron\x0d (requested by )"
+                      R"(eve\x1b]0;pwned\x07),)"),
+            std::string::npos)
       << line;
   for (const char c : line) {
     const auto byte = static_cast<unsigned char>(c);

@@ -70,8 +70,8 @@ TEST(OptionTable, HelpTextsAreOneSentenceThatNamesNoDefault) {
 
 TEST(OptionTable, EveryOptionAppliesToSomeCommand) {
   for (const OptionSpec& option : option_table()) {
-    EXPECT_NE(option.commands & k_every_command, 0U) << option.long_name;
-    EXPECT_EQ(option.commands & ~k_every_command, 0U) << option.long_name;
+    EXPECT_NE(option.commands & k_all_commands, 0U) << option.long_name;
+    EXPECT_EQ(option.commands & ~k_all_commands, 0U) << option.long_name;
   }
 }
 

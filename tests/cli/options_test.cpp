@@ -148,6 +148,21 @@ TEST(CliOptions, BadWaitOrTriggerIsAUsageError) {
   EXPECT_EQ(failure_of({"run", "--trigger", "button"}), ExitCode::usage);
 }
 
+TEST(CliOptions, RequestedByIsOnePrintableBoundedLine) {
+  EXPECT_EQ(parse_args({"run"}).requested_by, "");
+  EXPECT_EQ(parse_args({"run", "--trigger", "web", "--requested-by", "alice"}).requested_by,
+            "alice");
+  EXPECT_EQ(parse_args({"run", "--requested-by", "Jos\xc3\xa9 O'Neil"}).requested_by,
+            "Jos\xc3\xa9 O'Neil");
+  const std::string longest(k_max_requested_by, 'a');
+  EXPECT_EQ(parse_args({"run", "--requested-by", longest.c_str()}).requested_by, longest);
+  const std::string too_long = longest + "a";
+  for (const char* bad : {"", "ali\nce", "bell\x07", "caf\xe9", too_long.c_str()}) {
+    EXPECT_EQ(failure_of({"run", "--requested-by", bad}), ExitCode::usage) << bad;
+  }
+  EXPECT_EQ(failure_of({"status", "--requested-by", "alice"}), ExitCode::usage);
+}
+
 TEST(CliOptions, ReaderDefaultsToDirectAndAcceptsLibrbd) {
   EXPECT_EQ(parse_args({"run"}).reader, ImageReader::direct);
   EXPECT_EQ(parse_args({"run", "--reader", "direct"}).reader, ImageReader::direct);

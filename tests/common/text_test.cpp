@@ -44,6 +44,17 @@ TEST(Text, ABackslashIsEscapedSoThatTheEscapeIsOneToOne) {
   EXPECT_EQ(unescape(display_text("\\xff")), "\\xff");
 }
 
+TEST(Text, APrintableLineIsValidUtf8WithoutAControlCharacter) {
+  for (const char* name : {"alice", "Jos\xc3\xa9 O'Neil", "dom\\user", "a b", ""}) {
+    EXPECT_TRUE(is_printable_line(name)) << name;
+  }
+  for (const std::string& name :
+       {std::string("new\nline"), std::string("tab\t"), std::string("nul\0", 4),
+        std::string("del\x7f"), std::string("csi\xc2\x9b"), std::string("caf\xe9")}) {
+    EXPECT_FALSE(is_printable_line(name)) << display_text(name, Controls::escape);
+  }
+}
+
 TEST(Text, Latin1BytesAreEscapedAndBackslashesDoubled) {
   const std::string latin1("caf\xe9 a\\b", 8);
   EXPECT_FALSE(is_plain_text(latin1));

@@ -302,6 +302,36 @@ TEST_F(OpsTest, DetachedRunOutlivesTheWebServerKilledWithItsProcessGroup) {
   EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.images"), std::vector<std::string>{"20"});
 }
 
+TEST_F(OpsTest, WhoAskedIsInTheAnswerTheHolderRecordTheBusyAnswerAndTheRunsRow) {
+  ceph.create_images(pool, "img", 3, 1ULL << 20);
+  BlockingSession blocker(db);
+  const RunResult started = run_rbd_sync(run_args(
+      {"--pool", pool, "--detach", "--json", "--trigger", "web", "--requested-by", "Jos\xc3\xa9"}));
+  ASSERT_EQ(started.exit_code, 0) << started.out << started.err;
+  const nlohmann::json answer = nlohmann::json::parse(started.out);
+  EXPECT_EQ(answer.at("requested_by"), "Jos\xc3\xa9") << answer;
+  const std::string run_id = answer.at("run_id");
+
+  const RunResult busy =
+      run_rbd_sync(run_args({"--pool", pool, "--json", "--requested-by", "bob"}));
+  ASSERT_EQ(busy.exit_code, 75) << busy.out << busy.err;
+  const nlohmann::json holder = nlohmann::json::parse(busy.out).at("holder");
+  EXPECT_EQ(holder.at("run_id"), run_id) << holder;
+  EXPECT_EQ(holder.at("requested_by"), "Jos\xc3\xa9") << holder;
+  EXPECT_NE(nlohmann::json::parse(busy.out).at("message").get<std::string>().find(
+                "trigger web (requested by Jos\xc3\xa9)"),
+            std::string::npos)
+      << busy.out;
+  blocker.release();
+  EXPECT_EQ(wait_for_end(db, run_id), "succeeded");
+  EXPECT_EQ(db.rows("SELECT trigger || '|' || requested_by FROM rbdsync.runs"),
+            std::vector<std::string>{"web|Jos\xc3\xa9"});
+  // A run nobody named records NULL, not an empty name.
+  ASSERT_EQ(sync({"--pool", pool}).exit_code, 0);
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs WHERE requested_by IS NULL"),
+            std::vector<std::string>{"1"});
+}
+
 TEST_F(OpsTest, DetachedRunThatCannotStartAnswersWithItsOwnExitCodeAndMessage) {
   const RunResult result = run_rbd_sync({"run", "--detach", "--json", "--db",
                                          "host=127.0.0.1 port=1 dbname=none connect_timeout=2",

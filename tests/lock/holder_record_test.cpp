@@ -83,6 +83,23 @@ TEST(HolderRecord, EncodingOfAnEndedRunIsUnchanged) {
             R"("status":"interrupted","total":10000,"trigger":"cron"}})");
 }
 
+TEST(HolderRecord, WhoAskedIsKeptWhenSaidAndAbsentOtherwise) {
+  HolderRecord record;
+  record.holder = sample_run();
+  record.holder->trigger = "web";
+  record.holder->requested_by = "alice";
+  const std::string text = encode_record(record);
+  EXPECT_NE(text.find(R"("requested_by":"alice")"), std::string::npos) << text;
+  const auto decoded = decode_record(text);
+  ASSERT_TRUE(decoded && decoded->holder);
+  EXPECT_EQ(decoded->holder->requested_by, "alice");
+  // Older binaries wrote none: the record still decodes, with nobody named.
+  const auto unsaid = decode_record(encode_record({sample_run(), std::nullopt}));
+  ASSERT_TRUE(unsaid && unsaid->holder);
+  EXPECT_EQ(unsaid->holder->requested_by, "");
+  EXPECT_EQ(encode_record({sample_run(), std::nullopt}).find("requested_by"), std::string::npos);
+}
+
 TEST(HolderRecord, GarbageAndForeignJsonAreNotRecords) {
   EXPECT_FALSE(decode_record(""));
   EXPECT_FALSE(decode_record("4242\n"));

@@ -233,6 +233,7 @@ class Run(ReadOnlyModel):
     run_id = models.UUIDField(primary_key=True)
     fsid = models.UUIDField()
     trigger = models.TextField()
+    requested_by = models.TextField(null=True)  # who pressed "Sync now" (010)
     host = models.TextField()
     pid = models.IntegerField()
     started_at = models.DateTimeField()
@@ -268,6 +269,11 @@ class Run(ReadOnlyModel):
     @property
     def running(self):
         return self.status == self.RUNNING
+
+    @property
+    def started_by(self):
+        """"web (alice)" for a press of Sync now by alice, "cron" for the schedule."""
+        return self.trigger + (f" ({self.requested_by})" if self.requested_by else "")
 
     def claim_is_free(self):
         """True when no database session holds this run's cluster claim: the session-level

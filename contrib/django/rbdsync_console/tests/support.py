@@ -74,18 +74,19 @@ def add_trash(pool_id, image_id, name, fsid=FSID):
 
 
 def add_run(status="succeeded", trigger="cron", images=None, started=None, fsid=FSID,
-            phase=None, done=None, total=None, error=None, history_days=None):
+            phase=None, done=None, total=None, error=None, history_days=None,
+            requested_by=None):
     """A row of rbdsync.runs; returns its run id."""
     run_id = str(uuid.uuid4())
     started = started or timezone.now()
     ended = None if status == "running" else started + datetime.timedelta(seconds=2)
     counts = (images, images, 0, 0) if status in ("succeeded", "partial") else (None,) * 4
-    execute("INSERT INTO rbdsync.runs (run_id, fsid, trigger, host, pid, started_at, ended_at, "
-            "status, phase, done, total, images, added, changed, removed, error, "
-            "duration_seconds, history_days) VALUES (%s, %s, %s, 'web-1', 4242, %s, %s, %s, %s, "
-            "%s, %s, %s, %s, %s, %s, %s, 2.0, %s)",
-            (run_id, fsid, trigger, started, ended, status, phase, done, total, *counts, error,
-             history_days))
+    execute("INSERT INTO rbdsync.runs (run_id, fsid, trigger, requested_by, host, pid, started_at, "
+            "ended_at, status, phase, done, total, images, added, changed, removed, error, "
+            "duration_seconds, history_days) VALUES (%s, %s, %s, %s, 'web-1', 4242, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s, %s, 2.0, %s)",
+            (run_id, fsid, trigger, requested_by, started, ended, status, phase, done, total,
+             *counts, error, history_days))
     return run_id
 
 

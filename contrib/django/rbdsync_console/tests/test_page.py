@@ -31,7 +31,7 @@ class BlockStoragePage(TestCase):
         first = add_run("succeeded", "cron", images=3, started=cls.t0)
         add_pool_usage(1, first, cls.t0, 20 * GIB, 60 * GIB, 80 * GIB, 3, 40 * MIB)
         cls.last = add_run("succeeded", "web", images=3, started=cls.t0 + datetime.timedelta(days=1),
-                           history_days=400)
+                           history_days=400, requested_by="alice <ops>")
         add_pool_usage(1, cls.last, cls.t0 + datetime.timedelta(days=1), 25 * GIB, 75 * GIB,
                        75 * GIB, 3, 40 * MIB)
 
@@ -132,8 +132,12 @@ class BlockStoragePage(TestCase):
         self.assertIn('data-name="old-logs"', re.search(r'<table id="trash">.*?</table>', html,
                                                         re.S).group(0))
         self.assertRegex(html, r'<p id="last-run" data-status="succeeded" data-run-id="'
-                               + self.last + r'">\s*Last sync: succeeded \(by web\)')
+                               + self.last + r'">\s*Last sync: succeeded '
+                               r'\(by web \(alice &lt;ops&gt;\)\)')
         runs = re.findall(r'<tr class="run (\w+)" data-run-id="([^"]+)"', html)
+        by = re.findall(r'<tr class="run \w+" data-run-id="[^"]+" data-status="\w+">\s*'
+                        r'<td>[^<]*</td><td>([^<]*)</td>', html)
+        self.assertEqual(by, ["web (alice &lt;ops&gt;)", "cron"], "who asked, escaped")
         self.assertEqual(len(runs), 2)
         self.assertEqual(runs[0], ("succeeded", self.last), "newest first")
 

@@ -26,6 +26,10 @@ pkg_get_variable(RBDSYNC_SYSTEMD_UNIT_DIR systemd systemdsystemunitdir)
 if(NOT RBDSYNC_SYSTEMD_UNIT_DIR)
   set(RBDSYNC_SYSTEMD_UNIT_DIR /lib/systemd/system)
 endif()
+# The sandbox every unit that runs a sync shares, written once.
+file(READ cron/rbd-sync-sandbox.inc RBDSYNC_SANDBOX)
+string(STRIP "${RBDSYNC_SANDBOX}" RBDSYNC_SANDBOX)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS cron/rbd-sync-sandbox.inc)
 # One source for the units of the default cluster and the template of any other
 # (rbd-sync@NAME: --cluster NAME, settings from /etc/default/rbd-sync and then
 # /etc/default/rbd-sync@NAME): the sandboxing is written once.
@@ -44,8 +48,14 @@ set(RBDSYNC_UNIT_CLUSTER " --cluster %i")
 set(RBDSYNC_TIMER_ALTERNATIVE "")
 configure_file(cron/rbd-sync.service.in units/rbd-sync@.service @ONLY)
 configure_file(cron/rbd-sync.timer.in units/rbd-sync@.timer @ONLY)
+# "Sync now" for a web tier without secrets: a socket the group rbd-sync-web may connect
+# to, and one instance of the template per connection, running as rbd-sync.
+configure_file(cron/rbd-sync-trigger@.service.in units/rbd-sync-trigger@.service @ONLY)
+configure_file(cron/rbd-sync-trigger.socket units/rbd-sync-trigger.socket COPYONLY)
 install(FILES ${CMAKE_BINARY_DIR}/units/rbd-sync.service ${CMAKE_BINARY_DIR}/units/rbd-sync.timer
               ${CMAKE_BINARY_DIR}/units/rbd-sync@.service ${CMAKE_BINARY_DIR}/units/rbd-sync@.timer
+              ${CMAKE_BINARY_DIR}/units/rbd-sync-trigger.socket
+              ${CMAKE_BINARY_DIR}/units/rbd-sync-trigger@.service
         DESTINATION ${RBDSYNC_SYSTEMD_UNIT_DIR})
 # The shared lock directory (root:rbd-sync, 3770), made at boot; the package's postinst
 # creates the group and applies it at installation.

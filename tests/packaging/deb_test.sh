@@ -140,7 +140,8 @@ for file in /usr/share/man/man1/rbd-sync.1.gz /usr/share/rbd-sync/sql/001_invent
             /etc/cron.d/rbd-sync /etc/default/rbd-sync /etc/logrotate.d/rbd-sync \
             /usr/libexec/rbd-sync/cron-job /lib/systemd/system/rbd-sync.service \
             /lib/systemd/system/rbd-sync.timer /lib/systemd/system/rbd-sync@.service \
-            /lib/systemd/system/rbd-sync@.timer /usr/lib/tmpfiles.d/rbd-sync.conf \
+            /lib/systemd/system/rbd-sync@.timer /lib/systemd/system/rbd-sync-trigger.socket \
+            /lib/systemd/system/rbd-sync-trigger@.service /usr/lib/tmpfiles.d/rbd-sync.conf \
             /usr/share/doc/rbd-sync/copyright /usr/share/doc/rbd-sync/changelog.gz; do
     dpkg -S "$file" >/dev/null 2>&1 || fail "$file is not in the package"
 done
@@ -149,6 +150,7 @@ for file in /etc/cron.d/rbd-sync /etc/default/rbd-sync /etc/logrotate.d/rbd-sync
     grep -qx "$file" <<<"$conffiles" || fail "$file is not a conffile"
 done
 getent group rbd-sync >/dev/null || fail "no group rbd-sync"
+getent group rbd-sync-web >/dev/null || fail "no group rbd-sync-web"
 # adduser's own (a system account has no password: "!" or "*"); purge locks it.
 installed_password=$(getent shadow rbd-sync | cut -d: -f2)
 [[ $(getent passwd rbd-sync | cut -d: -f6) == /var/lib/rbd-sync ]] ||
@@ -157,7 +159,9 @@ installed_password=$(getent shadow rbd-sync | cut -d: -f2)
     fail "/run/lock/rbd-sync is $(stat -c '%a %U %G' /run/lock/rbd-sync), not 3770 root rbd-sync"
 [[ $(stat -c '%a %U %G' /var/log/rbd-sync) == "2750 rbd-sync rbd-sync" ]] ||
     fail "/var/log/rbd-sync is $(stat -c '%a %U %G' /var/log/rbd-sync)"
-ok "installed: files, conffiles, user, group, lock and log directories"
+[[ $(stat -c '%a %U %G' /run/rbd-sync) == "755 root root" ]] ||
+    fail "/run/rbd-sync is $(stat -c '%a %U %G' /run/rbd-sync), not 755 root root"
+ok "installed: files, conffiles, user, groups, lock, socket and log directories"
 
 # --- the units ---------------------------------------------------------------------
 unit=/lib/systemd/system/rbd-sync.service
@@ -184,8 +188,32 @@ grep -qx 'ExecStart=/usr/bin/rbd-sync run --trigger cron $RBDSYNC_ARGS --cluster
     "$instances/rbd-sync@backup.service" || fail "the template does not sync the cluster %i"
 grep -qx 'EnvironmentFile=-/etc/default/rbd-sync@%i' "$instances/rbd-sync@backup.service" ||
     fail "the template reads no settings of its own cluster"
+# The trigger: the socket, and an instance of its template as systemd names one for a
+# connection: the sandbox of the service, as the user rbd-sync, the connection as stdin.
+socket=/lib/systemd/system/rbd-sync-trigger.socket
+cp /lib/systemd/system/rbd-sync-trigger@.service "$instances/rbd-sync-trigger@3-1234-33.service"
+cp "$socket" "$instances/"
+cp /lib/systemd/system/rbd-sync-trigger@.service "$instances/"
+systemd-analyze verify --man=no "$instances/rbd-sync-trigger.socket" \
+    "$instances/rbd-sync-trigger@3-1234-33.service"
+trigger_exposure=$(systemd-analyze security --offline=yes \
+    "$instances/rbd-sync-trigger@3-1234-33.service" 2>&1 |
+    sed -n 's/.*exposure level for .*: \([0-9.]*\).*/\1/p')
+[[ -n $trigger_exposure ]] || fail "systemd-analyze security rated no trigger instance"
+systemd-analyze security --offline=yes --threshold=30 \
+    "$instances/rbd-sync-trigger@3-1234-33.service" >/dev/null ||
+    fail "the trigger instance's exposure is $trigger_exposure, above 3.0"
+for line in 'User=rbd-sync' 'ExecStart=/usr/bin/rbd-sync serve' 'StandardInput=socket' \
+    'SuccessExitStatus=75' 'MemoryMax=512M' 'TasksMax=256'; do
+    grep -qx "$line" "$instances/rbd-sync-trigger@3-1234-33.service" ||
+        fail "the trigger's template lacks $line"
+done
+for line in 'ListenStream=/run/rbd-sync/trigger.sock' 'Accept=yes' 'SocketGroup=rbd-sync-web' \
+    'SocketMode=0660'; do
+    grep -qx "$line" "$socket" || fail "the trigger socket lacks $line"
+done
 rm -r "$instances"
-ok "units verified; exposure $exposure (at most 3.0), the template's the same"
+ok "units verified; exposure $exposure (at most 3.0), the template's the same, the trigger's $trigger_exposure"
 
 # --- what an admin configures: a client keyring, a libpq service, the defaults -------
 ceph osd pool create "$pool" 8 >/dev/null 2>&1
@@ -281,13 +309,14 @@ while read -r path; do
     [[ -f $path ]] && fail "$path is left after purge"
 done <"$scratch/files"
 for path in /etc/default/rbd-sync /etc/cron.d/rbd-sync /var/log/rbd-sync /run/lock/rbd-sync \
-            /usr/libexec/rbd-sync; do
+            /run/rbd-sync /usr/libexec/rbd-sync; do
     [[ -e $path ]] && fail "$path is left after purge"
 done
 left=$(cd /var/lib/rbd-sync && ls -A | tr '\n' ' ')
 [[ $left == ".pg_service.conf .pgpass " ]] ||
     fail "purge left '$left' in /var/lib/rbd-sync, not just the admin's two files"
 getent group rbd-sync >/dev/null || fail "purge removed the group rbd-sync (it stays)"
+getent group rbd-sync-web >/dev/null || fail "purge removed the group rbd-sync-web (it stays)"
 shadow=$(getent shadow rbd-sync) || fail "purge removed the user rbd-sync (it stays, locked)"
 # usermod --lock leaves a "!" as it is: the expiry is what shuts the account.
 [[ $(cut -d: -f2 <<<"$shadow") == '!'* ]] ||

@@ -1,10 +1,15 @@
 #!/usr/bin/python3
 """How a web backend wires its "Sync now" button to rbd-sync (see docs/web-backend.md).
 
-    web_backend.py press [--times N] -- RBD_SYNC_ARGS...   press the button (N times, quickly)
+    web_backend.py press --socket PATH [--cluster NAME] [--requested-by USER] [--times N]
+    web_backend.py press [--times N] -- RBD_SYNC_ARGS...   (direct mode: development only)
     web_backend.py watch RUN_ID --db CONNINFO               follow that run's row to its end
 
-`press` runs `rbd-sync run --detach --trigger web --json ...`, which answers from the
+`press --socket` asks the package's trigger socket (/run/rbd-sync/trigger.sock): the run
+happens as the user rbd-sync, in a unit of its own, and this process holds no password
+and no key, only membership of the group rbd-sync-web. Without --socket, `press` runs
+`rbd-sync run --detach --trigger web --json ...` itself, as this user, which then needs
+the writer's password and a keyring. Either way the answer is the same, from the
 guard itself: exit 0 once the run holds both guards ("started run ID pid N"; the sync
 goes on in the background, in its own session, so a restart of the web server does not
 stop it), 75 when a sync is already running (naming it), or another documented exit
@@ -15,6 +20,7 @@ Passwords come from PGPASSFILE/.pgpass, never from the command line.
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -64,6 +70,32 @@ def press(rbd_sync_args, rbd_sync=RBD_SYNC, timeout_seconds=120):
     return "failed", result
 
 
+def press_socket(path, cluster="ceph", requested_by=None, timeout_seconds=120):
+    """Presses "Sync now" through rbd-sync-trigger.socket: one request line, and the
+    answer `run --detach --json` would print, until the socket closes."""
+    request = {"cluster": cluster, "trigger": "web"}
+    if requested_by:
+        request["requested_by"] = requested_by  # the signed-in user: printable, <= 256 bytes
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(timeout_seconds)
+            connection.connect(path)
+            connection.sendall(json.dumps(request).encode() + b"\n")
+            answer = b"".join(iter(lambda: connection.recv(65536), b""))
+        result = json.loads(answer)
+    except (OSError, ValueError) as error:
+        # Not rbd-sync's answer at all (no socket, not in rbd-sync-web): say what we know.
+        return "failed", {"status": "failed", "exit_code": 69, "message": str(error),
+                          "hint": "systemctl enable --now rbd-sync-trigger.socket; the web "
+                                  "server's user must be in the group rbd-sync-web"}
+    code = result.get("exit_code")
+    if code == 0:
+        return "started", result
+    if code == 75:
+        return "already_running", result
+    return "failed", result
+
+
 def describe(state, result):
     """One line for the page."""
     if state == "started":
@@ -106,6 +138,9 @@ def main():
     commands = parser.add_subparsers(dest="command", required=True)
     press_parser = commands.add_parser("press")
     press_parser.add_argument("--times", type=int, default=1)
+    press_parser.add_argument("--socket", help="rbd-sync-trigger.socket's path")
+    press_parser.add_argument("--cluster", default="ceph")
+    press_parser.add_argument("--requested-by")
     press_parser.add_argument("rbd_sync_args", nargs=argparse.REMAINDER)
     watch_parser = commands.add_parser("watch")
     watch_parser.add_argument("run_id")
@@ -116,7 +151,10 @@ def main():
         rbd_sync_args = [a for a in args.rbd_sync_args if a != "--"]
         failed = False
         for _ in range(args.times):
-            state, result = press(rbd_sync_args, args.rbd_sync)
+            if args.socket:
+                state, result = press_socket(args.socket, args.cluster, args.requested_by)
+            else:
+                state, result = press(rbd_sync_args, args.rbd_sync)
             print(describe(state, result), flush=True)
             failed = failed or state == "failed"
         return 1 if failed else 0

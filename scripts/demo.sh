@@ -145,8 +145,12 @@ SQL
         cat "$PGPASSFILE" > "$work/console.pgpass"
         printf '127.0.0.1:%s:*:rbdsync_console:%s\n' "$pg_port" "$password" >> "$work/console.pgpass"
     )
-    # contrib/django/demo_site/settings.py reads these; no secret is in argv.
+    # contrib/django/demo_site/settings.py reads these; no secret is in argv. Direct mode
+    # (no trigger socket): the button runs rbd-sync as this user, which therefore holds
+    # the writer's password too. Development only: a server runs rbd-sync-trigger.socket
+    # and holds no secret (docs/web-backend.md).
     export PGPASSFILE=$work/console.pgpass PYTHONDONTWRITEBYTECODE=1
+    export RBDSYNC_CONSOLE_TRIGGER_SOCKET=
     DJANGO_SECRET_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
     export DJANGO_SECRET_KEY
     export RBDSYNC_CONSOLE_DB="host=127.0.0.1 port=$pg_port user=rbdsync_console dbname=rbdsync"

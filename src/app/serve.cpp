@@ -32,7 +32,7 @@ namespace {
 constexpr std::size_t k_max_request_bytes = 4096;
 constexpr std::chrono::seconds k_request_timeout{10};
 constexpr const char* k_request_hint =
-    R"(send one line of JSON: {"cluster": "ceph", "requested_by": "alice"})";
+    R"(send one line of JSON: {"cluster": "ceph", "requested_by": "alice", "trigger": "web"})";
 /// The settings variable the units put on `rbd-sync run`'s command line.
 constexpr const char* k_args_variable = "RBDSYNC_ARGS";
 
@@ -191,9 +191,9 @@ TriggerRequest parse_trigger_request(const std::string& line) {
   }
   TriggerRequest request;
   for (const auto& [key, value] : object.items()) {
-    if (key != "cluster" && key != "requested_by") {
+    if (key != "cluster" && key != "requested_by" && key != "trigger") {
       throw bad_request("unknown field '" + display_text(key.substr(0, 64), Controls::escape) +
-                        "' (it takes cluster and requested_by)");
+                        "' (it takes cluster, requested_by and trigger)");
     }
     if (!value.is_string()) {
       throw bad_request(key + " must be a string");
@@ -205,6 +205,12 @@ TriggerRequest parse_trigger_request(const std::string& line) {
                           display_text(text.substr(0, 64), Controls::escape) + "'");
       }
       request.cluster = text;
+    } else if (key == "trigger") {
+      if (text != "web" && text != "cron" && text != "manual") {
+        throw bad_request("trigger must be web, cron or manual, not '" +
+                          display_text(text.substr(0, 64), Controls::escape) + "'");
+      }
+      request.trigger = text;
     } else {
       if (!cli::is_requester_name(text)) {
         throw bad_request("requested_by must be 1 to " + std::to_string(cli::k_max_requested_by) +
@@ -222,7 +228,7 @@ std::vector<std::string> trigger_run_arguments(const TriggerRequest& request,
   std::vector<std::string> arguments{"run"};
   arguments.insert(arguments.end(), settings_words.begin(), settings_words.end());
   for (const char* argument :
-       {"--cluster", request.cluster.c_str(), "--trigger", "web", "--json"}) {
+       {"--cluster", request.cluster.c_str(), "--trigger", request.trigger.c_str(), "--json"}) {
     arguments.emplace_back(argument);
   }
   if (!request.requested_by.empty()) {
@@ -240,7 +246,8 @@ int serve_trigger(const cli::Config& config) {
   try {
     const TriggerRequest request = parse_trigger_request(read_request_line(connection.fd()));
     std::cerr << stderr_prefix(Priority::info) << "rbd-sync: request from "
-              << peer_text(connection.fd()) << ": sync cluster " << request.cluster
+              << peer_text(connection.fd()) << ": sync cluster " << request.cluster << " (trigger "
+              << request.trigger << ")"
               << (request.requested_by.empty()
                       ? std::string()
                       : ", requested by " + display_text(request.requested_by, Controls::escape))

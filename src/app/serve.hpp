@@ -20,15 +20,18 @@
 
 namespace rbdsync::app {
 
-/// What a caller of the trigger socket may ask: which cluster to sync, and for whom.
+/// What a caller of the trigger socket may ask: which cluster to sync, for whom, and
+/// what to record as the trigger (the console's scheduled command says cron).
 struct TriggerRequest {
   std::string cluster = cli::k_default_cluster;
   std::string requested_by;  ///< "" when the caller named nobody
+  std::string trigger = "web";
 };
 
-/// One request line: a JSON object with "cluster" (optional, default ceph) and
-/// "requested_by" (optional), both strings, and nothing else. Throws Error(usage) naming
-/// what is wrong: the caller (the web tier) is less trusted than rbd-sync.
+/// One request line: a JSON object with "cluster" (optional, default ceph),
+/// "requested_by" (optional) and "trigger" (optional: web, cron or manual; default web),
+/// all strings, and nothing else. Throws Error(usage) naming what is wrong: the caller
+/// (the web tier) is less trusted than rbd-sync.
 TriggerRequest parse_trigger_request(const std::string& line);
 
 /// The `rbd-sync run` arguments (without the program name) for `request`, given the

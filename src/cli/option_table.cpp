@@ -191,7 +191,8 @@ const std::vector<CommandSpec>& command_table() {
       {Command::serve, "serve", "answer one \"Sync now\" request on the socket that is stdin",
        "Run by rbd-sync-trigger@.service for each connection to the trigger socket (or by any "
        "inetd-style launcher). Reads one line of JSON, {\"cluster\": NAME, \"requested_by\": "
-       "USER}, and runs 'rbd-sync run --trigger web' with the settings of that cluster's unit "
+       "USER, \"trigger\": web|cron|manual}, and runs 'rbd-sync run' with the settings of that "
+       "cluster's unit "
        "(RBDSYNC_ARGS and the variables of the settings files). Answers on the socket exactly "
        "what 'run --detach --json' prints: started, already running, or the error; then closes "
        "it and goes on with the sync in the same process, logging to stderr."},

@@ -14,8 +14,9 @@ std::string refusal(const std::string& line) {
     parse_trigger_request(line);
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ExitCode::usage) << line;
-    EXPECT_NE(error.hint().find(R"({"cluster": "ceph", "requested_by": "alice"})"),
-              std::string::npos);
+    EXPECT_NE(
+        error.hint().find(R"({"cluster": "ceph", "requested_by": "alice", "trigger": "web"})"),
+        std::string::npos);
     return error.what();
   }
   ADD_FAILURE() << "accepted: " << line;
@@ -23,21 +24,25 @@ std::string refusal(const std::string& line) {
 }
 
 TEST(TriggerRequest, NamesTheClusterAndWhoAskedOrDefaultsToCephAndNobody) {
-  const TriggerRequest request =
-      parse_trigger_request(R"({"cluster": "backup", "requested_by": "Jos\u00e9"})");
+  const TriggerRequest request = parse_trigger_request(
+      R"({"cluster": "backup", "requested_by": "Jos\u00e9", "trigger": "cron"})");
   EXPECT_EQ(request.cluster, "backup");
   EXPECT_EQ(request.requested_by, "Jos\xc3\xa9");
+  EXPECT_EQ(request.trigger, "cron");
   const TriggerRequest empty = parse_trigger_request("{}");
   EXPECT_EQ(empty.cluster, "ceph");
   EXPECT_EQ(empty.requested_by, "");
+  EXPECT_EQ(empty.trigger, "web");
 }
 
 TEST(TriggerRequest, AnythingElseIsRefusedSayingWhat) {
   EXPECT_EQ(refusal(""), "bad request on the trigger socket: not one JSON object");
   EXPECT_EQ(refusal(R"(["ceph"])"), "bad request on the trigger socket: not one JSON object");
   EXPECT_EQ(refusal(R"({"cluster": "ceph", "args": "--db x"})"),
-            "bad request on the trigger socket: unknown field 'args' (it takes cluster and "
-            "requested_by)");
+            "bad request on the trigger socket: unknown field 'args' (it takes cluster, "
+            "requested_by and trigger)");
+  EXPECT_EQ(refusal(R"({"trigger": "root"})"),
+            "bad request on the trigger socket: trigger must be web, cron or manual, not 'root'");
   EXPECT_EQ(refusal(R"({"cluster": 7})"),
             "bad request on the trigger socket: cluster must be a string");
   EXPECT_EQ(refusal(R"({"cluster": "../../etc/x"})"),
@@ -55,11 +60,14 @@ TEST(TriggerRequest, AnythingElseIsRefusedSayingWhat) {
 TEST(TriggerRequest, TheRequestDecidesClusterTriggerAndRequesterAfterTheSettings) {
   // The settings come first: a --cluster or --trigger in the shared RBDSYNC_ARGS loses
   // to the request (the last of an option wins).
-  EXPECT_EQ(trigger_run_arguments({"backup", "alice"}, {"--id", "rbdsync", "--trigger", "cron"}),
-            (std::vector<std::string>{"run", "--id", "rbdsync", "--trigger", "cron", "--cluster",
-                                      "backup", "--trigger", "web", "--json", "--requested-by",
-                                      "alice"}));
-  EXPECT_EQ(trigger_run_arguments({"ceph", ""}, {}),
+  EXPECT_EQ(
+      trigger_run_arguments({"backup", "alice", "web"}, {"--id", "rbdsync", "--trigger", "cron"}),
+      (std::vector<std::string>{"run", "--id", "rbdsync", "--trigger", "cron", "--cluster",
+                                "backup", "--trigger", "web", "--json", "--requested-by",
+                                "alice"}));
+  EXPECT_EQ(trigger_run_arguments({"ceph", "", "cron"}, {}),
+            (std::vector<std::string>{"run", "--cluster", "ceph", "--trigger", "cron", "--json"}));
+  EXPECT_EQ(trigger_run_arguments({"ceph", "", "web"}, {}),
             (std::vector<std::string>{"run", "--cluster", "ceph", "--trigger", "web", "--json"}));
 }
 

@@ -189,7 +189,8 @@ TEST_F(ServeTest, AnswersStartedFromTheGuardThenAnotherRequestIsToldWhoRuns) {
   const std::string log = journal();
   EXPECT_NE(log.find("rbd-sync: request from uid " + std::to_string(::getuid())), std::string::npos)
       << log;
-  EXPECT_NE(log.find(": sync cluster ceph, requested by alice"), std::string::npos) << log;
+  EXPECT_NE(log.find(": sync cluster ceph (trigger web), requested by alice"), std::string::npos)
+      << log;
   EXPECT_NE(log.find("\"status\":\"succeeded\""), std::string::npos) << log;
 }
 
@@ -231,8 +232,8 @@ TEST_F(ServeTest, ABadRequestOrBadSettingsAreAnsweredWithTheErrorAndStartNoRun) 
     EXPECT_EQ(connection.exit_code(), 64);
     EXPECT_EQ(answer.at("status"), "failed");
     EXPECT_EQ(answer.at("message"),
-              "bad request on the trigger socket: unknown field 'args' (it takes cluster and "
-              "requested_by)");
+              "bad request on the trigger socket: unknown field 'args' (it takes cluster, "
+              "requested_by and trigger)");
   }
   {
     write_settings("rbd-sync", "--no-such-option");

@@ -6,11 +6,18 @@ environment; no secret is in this file, nor on a command line:
   RBDSYNC_CONSOLE_DB           libpq conninfo of the site's own database and role, which
                                also reads schema rbdsync (default: service=console);
                                its password from PGPASSFILE/.pgpass or the service file
-  RBDSYNC_CONSOLE_SYNC_DB      rbd-sync's --db, its writer role (default: service=rbd-sync)
-  RBDSYNC_CONSOLE_BINARY       rbd-sync (default: rbd-sync in PATH)
+  RBDSYNC_CONSOLE_TRIGGER_SOCKET
+                               where "Sync now" asks rbd-sync to run (default: the
+                               package's /run/rbd-sync/trigger.sock); empty: run rbd-sync
+                               directly as this site's user, with the settings below
+                               (development: scripts/demo.sh --console)
+  RBDSYNC_CONSOLE_CLUSTER      the Ceph cluster to sync (default: ceph)
+  RBDSYNC_CONSOLE_SYNC_DB      direct mode: rbd-sync's --db, its writer role (default:
+                               service=rbd-sync)
+  RBDSYNC_CONSOLE_BINARY       direct mode: rbd-sync (default: rbd-sync in PATH)
   RBDSYNC_CONSOLE_LOCK_FILE, RBDSYNC_CONSOLE_CEPH_CONF, RBDSYNC_CONSOLE_CEPH_ID
-                               rbd-sync's --lock-file, --conf, --id (default: its own)
-  RBDSYNC_CONSOLE_EXTRA_ARGS   more `rbd-sync run` options, shell-quoted
+                               direct mode: rbd-sync's --lock-file, --conf, --id
+  RBDSYNC_CONSOLE_EXTRA_ARGS   direct mode: more `rbd-sync run` options, shell-quoted
   DJANGO_ALLOWED_HOSTS         comma-separated (default: 127.0.0.1,localhost)
   DJANGO_DEBUG                 1 for Django's debug pages (never in production)
   DJANGO_TIME_ZONE             the zone times are shown in (default: UTC)
@@ -71,12 +78,15 @@ TEMPLATES = [{
 }]
 
 # One database: the site's own tables and, in schema rbdsync, the inventory rbd-sync
-# writes (its role grants this one SELECT: contrib/django/grant-select.sql).
+# writes (its role grants this one SELECT: contrib/django/grant-select.sql, or the reader
+# role of sql/roles.sql).
 DATABASES = {"default": database_from_conninfo(env("RBDSYNC_CONSOLE_DB", "service=console"))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 RBDSYNC_CONSOLE = {
     "DATABASE": "default",
+    "TRIGGER_SOCKET": env("RBDSYNC_CONSOLE_TRIGGER_SOCKET", "/run/rbd-sync/trigger.sock") or None,
+    "CLUSTER": env("RBDSYNC_CONSOLE_CLUSTER", "ceph"),
     "BINARY": env("RBDSYNC_CONSOLE_BINARY", "rbd-sync"),
     "DB": env("RBDSYNC_CONSOLE_SYNC_DB", "service=rbd-sync"),
     "LOCK_FILE": os.environ.get("RBDSYNC_CONSOLE_LOCK_FILE") or None,

@@ -31,7 +31,9 @@ from .settings import *  # noqa: E402,F401,F403  (the demo site, then the test's
 from .settings import DATABASES, RBDSYNC_CONSOLE  # noqa: E402
 
 DATABASES["default"]["TEST"] = {"NAME": TEST_DATABASE}
-# "Sync now" writes into the test database; libpq takes the last dbname.
+# "Sync now" writes into the test database; libpq takes the last dbname. Direct mode: the
+# tests that ask through the trigger socket (test_trigger) set TRIGGER_SOCKET themselves.
 RBDSYNC_CONSOLE["DB"] = f'{required("RBDSYNC_TEST_DB")} dbname={TEST_DATABASE}'
+RBDSYNC_CONSOLE["TRIGGER_SOCKET"] = None
 TEST_RUNNER = "rbdsync_console.test_runner.RbdSyncTestRunner"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins

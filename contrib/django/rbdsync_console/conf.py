@@ -1,10 +1,15 @@
 """The app's settings: the project's RBDSYNC_CONSOLE dict over these defaults.
 
-    RBDSYNC_CONSOLE = {
-        "DB": "service=rbd-sync",              # rbd-sync's --db (its writer role)
-        "CEPH_ID": "rbdsync",                  # --id
-        "LOCK_FILE": "/run/lock/rbd-sync/sync.lock",
-    }
+In production "Sync now" asks the package's trigger socket (TRIGGER_SOCKET): rbd-sync
+runs as its own user, with the writer's password and the cephx key, and the web server
+holds neither (docs/web-backend.md). Only the database it reads through (DATABASE, a
+read-only role) is then the console's business:
+
+    RBDSYNC_CONSOLE = {"CLUSTER": "ceph"}
+
+With TRIGGER_SOCKET None the console runs `rbd-sync run` itself, as the web server's
+user, which then needs the writer's password and a keyring: for development and the
+tests (scripts/demo.sh --console), never for a server others can reach.
 
 Read at every use, so override_settings in tests and a changed setting take effect.
 """
@@ -15,9 +20,19 @@ DEFAULTS = {
     # read it). Another alias than Django's own lets the inventory be read by a role
     # that may read nothing else.
     "DATABASE": "default",
-    # `rbd-sync run` for the "Sync now" button and the rbdsync_sync command. Every
-    # value goes on a command line, which any local user may read: never a password
-    # (libpq takes it from PGPASSFILE/.pgpass or a service file; checked at startup).
+    # Where "Sync now" and rbdsync_sync ask rbd-sync to run: rbd-sync-trigger.socket of the
+    # package (the web server's user must be in the group rbd-sync-web). None: run the
+    # binary directly with the settings below (development and tests only).
+    "TRIGGER_SOCKET": "/run/rbd-sync/trigger.sock",
+    # The Ceph cluster a sync is asked for (rbd-sync's --cluster: /etc/ceph/NAME.conf).
+    "CLUSTER": "ceph",
+    # Seconds rbdsync_sync follows a run it asked for through the socket, to report how
+    # it ended (a scheduled run's unit allows 2 h).
+    "RUN_TIMEOUT": 7200,
+    # Direct mode only (TRIGGER_SOCKET None): `rbd-sync run` for the button and the
+    # rbdsync_sync command. Every value goes on a command line, which any local user may
+    # read: never a password (libpq takes it from PGPASSFILE/.pgpass or a service file;
+    # checked at startup).
     "BINARY": "rbd-sync",      # a name in PATH, or an absolute path
     "DB": "service=rbd-sync",  # --db: libpq conninfo of rbd-sync's own role
     "LOCK_FILE": None,         # --lock-file; None: rbd-sync's default

@@ -1,17 +1,21 @@
-"""Calling `rbd-sync run`: detached for the "Sync now" button, in the foreground for the
-rbdsync_sync command. docs/web-backend.md describes what rbd-sync answers.
+"""Asking rbd-sync for a sync: through the package's trigger socket (production), or by
+running `rbd-sync run` directly (development and tests: TRIGGER_SOCKET None), detached
+for the "Sync now" button and in the foreground for the rbdsync_sync command.
+docs/web-backend.md describes what rbd-sync answers.
 
-rbd-sync answers from its guard, never from a guess about timing: `--detach` returns
-once the run holds the guard ("started", with its run id), or at once with exit 75
-naming the run that holds it, or with the error. With --json every answer is one
-object on stdout carrying status, exit_code, message and hint.
+rbd-sync answers from its guard, never from a guess about timing: "started" once the run
+holds the guard (with its run id), or at once "already running" (exit 75) naming the run
+that holds it, or the error. Every answer is one JSON object carrying status, exit_code,
+message and hint; the socket answers exactly what `run --detach --json` prints.
 """
 import dataclasses
 import datetime
 import json
 import os
 import re
+import socket
 import subprocess
+import unicodedata
 import uuid
 from typing import Optional
 
@@ -49,11 +53,28 @@ def child_environment(environment=None):
     return passed
 
 
-def run_command(trigger, detach):
+# rbd-sync takes one printable line of at most this many bytes as --requested-by.
+MAX_REQUESTER_BYTES = 256
+
+
+def requester_name(user):
+    """The name rbd-sync records for `user` (who pressed): their user name with control
+    characters replaced, cut to what rbd-sync takes; None for nobody (or a name that is
+    nothing but controls)."""
+    name = "".join("?" if unicodedata.category(c)[0] == "C" else c
+                   for c in str(user.get_username() if user is not None else ""))
+    name = name.encode("utf-8")[:MAX_REQUESTER_BYTES].decode("utf-8", "ignore")
+    return name if name.strip("?") else None
+
+
+def run_command(trigger, detach, requested_by=None):
     """The `rbd-sync run` command line from RBDSYNC_CONSOLE. Raises ImproperlyConfigured
     when an argument carries a password: a command line is readable by every local user
     (ps, /proc), and rbd-sync would refuse it anyway."""
-    command = [conf.get("BINARY"), "run", "--json", "--trigger", trigger]
+    command = [conf.get("BINARY"), "run", "--json", "--trigger", trigger,
+               "--cluster", conf.get("CLUSTER")]
+    if requested_by:
+        command += ["--requested-by", requested_by]
     if detach:
         command.append("--detach")
     command += ["--db", conf.get("DB")]
@@ -105,10 +126,59 @@ def run_id_of(value):
         return None
 
 
-def call(trigger, detach, timeout=None):
+def call(trigger, detach, timeout=None, requested_by=None):
+    """Asks for one sync and maps rbd-sync's answer to an Answer: through the trigger
+    socket when TRIGGER_SOCKET names one (always detached: it answers "started"), else by
+    running the binary (`detach` or in the foreground)."""
+    if conf.get("TRIGGER_SOCKET"):
+        return ask_socket(conf.get("TRIGGER_SOCKET"), trigger, requested_by, timeout)
+    return run_binary(trigger, detach, timeout, requested_by)
+
+
+def ask_socket(path, trigger, requested_by, timeout):
+    """One request on rbd-sync-trigger.socket; its answer is `run --detach --json`'s."""
+    request = {"cluster": conf.get("CLUSTER"), "trigger": trigger}
+    if requested_by:
+        request["requested_by"] = requested_by
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(timeout)
+            connection.connect(path)
+            connection.sendall(json.dumps(request).encode() + b"\n")
+            answer = b""
+            while chunk := connection.recv(65536):
+                answer += chunk
+    except (FileNotFoundError, ConnectionRefusedError) as error:
+        return Answer("failed", 69, f"cannot reach rbd-sync's trigger socket {path}: "
+                                    f"{error.strerror}",
+                      "install rbd-sync and run `systemctl enable --now rbd-sync-trigger.socket`"
+                      ', or set RBDSYNC_CONSOLE["TRIGGER_SOCKET"] to its path')
+    except PermissionError as error:
+        return Answer("failed", 77, f"may not connect to rbd-sync's trigger socket {path}: "
+                                    f"{error.strerror}",
+                      "add the web server's user to the group rbd-sync-web (usermod -a -G "
+                      "rbd-sync-web www-data) and restart the web server")
+    except socket.timeout:
+        return Answer("failed", 69, f"rbd-sync did not answer within {timeout} s",
+                      "Ceph or PostgreSQL may be slow to connect; see `journalctl -u "
+                      "'rbd-sync-trigger@*'`")
+    except OSError as error:
+        return Answer("failed", 69, f"rbd-sync's trigger socket {path}: {error.strerror}",
+                      "see `journalctl -u rbd-sync-trigger.socket`")
+    text = answer.decode("utf-8", "replace")
+    try:
+        code = json.loads(text)["exit_code"]
+    except (ValueError, KeyError, TypeError):
+        code = 70
+    if not isinstance(code, int):
+        code = 70
+    return answer_for(code, text, "", detach=True)
+
+
+def run_binary(trigger, detach, timeout, requested_by):
     """Runs rbd-sync once and maps its exit code and --json object to an Answer."""
     try:
-        command = run_command(trigger, detach)
+        command = run_command(trigger, detach, requested_by)
     except ImproperlyConfigured as error:
         return Answer("failed", 78, str(error), "fix the console's settings")
     try:

@@ -55,10 +55,12 @@ def inventory(request):
 @login_required
 @permission_required("rbdsync_console.sync_now", raise_exception=True)
 def sync_now(request):
-    """Starts a detached `rbd-sync run --trigger web`. Answers JSON to the page's script
-    ({state, exit_code, message, hint, run_id, pid, holder}); a plain form post gets a
-    message and the page again."""
-    answer = rbd_sync.call("web", detach=True, timeout=conf.get("ANSWER_TIMEOUT"))
+    """Asks rbd-sync for a run (trigger web, requested by the signed-in user): through the
+    trigger socket, or as a detached `rbd-sync run` in direct mode. Answers JSON to the
+    page's script ({state, exit_code, message, hint, run_id, pid, holder}); a plain form
+    post gets a message and the page again."""
+    answer = rbd_sync.call("web", detach=True, timeout=conf.get("ANSWER_TIMEOUT"),
+                           requested_by=rbd_sync.requester_name(request.user))
     if "application/json" in request.headers.get("Accept", ""):
         return JsonResponse(answer.as_json())
     level = {"started": messages.INFO, "already_running": messages.WARNING}.get(answer.state,
@@ -86,12 +88,14 @@ def run_progress(request, run_id):
         if run.running:
             return JsonResponse({"run_id": str(run.run_id), "status": "abandoned",
                                  "phase": run.phase, "done": run.done, "total": run.total,
-                                 "trigger": run.trigger, "error": None,
+                                 "trigger": run.trigger, "requested_by": run.requested_by,
+                                 "error": None,
                                  "message": f"sync abandoned: pid {run.pid} on {run.host} ended "
                                             "without recording how (killed?); the next sync "
                                             "records it"})
     answer = {"run_id": str(run.run_id), "status": run.status, "phase": run.phase,
-              "done": run.done, "total": run.total, "trigger": run.trigger, "error": run.error}
+              "done": run.done, "total": run.total, "trigger": run.trigger,
+              "requested_by": run.requested_by, "error": run.error}
     if not run.running:
         answer["message"] = run.outcome
     return JsonResponse(answer)

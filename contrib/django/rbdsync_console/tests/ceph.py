@@ -54,3 +54,9 @@ class TestPool:
         return {"LOCK_FILE": lock_file, "CEPH_CONF": required_env("RBDSYNC_TEST_CEPH_CONF"),
                 "CEPH_ID": required_env("RBDSYNC_TEST_CEPH_ID"),
                 "EXTRA_ARGS": ["--pool", self.name, "--ceph-timeout", "20"]}
+
+    def settings_args(self, lock_file):
+        """The same as RBDSYNC_ARGS of a settings file (rbd-sync serve: split at blanks)."""
+        return (f'--conf {required_env("RBDSYNC_TEST_CEPH_CONF")} '
+                f'--id {required_env("RBDSYNC_TEST_CEPH_ID")} --pool {self.name} '
+                f"--ceph-timeout 20 --lock-file {lock_file}")

@@ -38,6 +38,18 @@ IMAGES = 20
 RUN_ID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
+def headless_chromium(profile):
+    """Debian's Chromium through its chromedriver, headless, with its profile in `profile`."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--window-size=1400,1300",
+                     "--no-sandbox",  # Chromium refuses to sandbox as root, as CI runs
+                     "--disable-dev-shm-usage",  # containers have a tiny /dev/shm
+                     f"--user-data-dir={profile}"):
+        options.add_argument(argument)
+    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+
+
 class Timer:
     """Prints how long each step took: the test's timings are part of its report."""
 
@@ -72,15 +84,7 @@ class BlockStorageInBrowser(StaticLiveServerTestCase):
         cls.addClassCleanup(overridden.disable)
         cls.timer.step(f"pool with {len(cls.names)} images")
 
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        for argument in ("--headless=new", "--window-size=1400,1300",
-                         "--no-sandbox",  # Chromium refuses to sandbox as root, as CI runs
-                         "--disable-dev-shm-usage",  # containers have a tiny /dev/shm
-                         f"--user-data-dir={os.path.join(cls.dir, 'chromium')}"):
-            options.add_argument(argument)
-        cls.browser = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER),
-                                       options=options)
+        cls.browser = headless_chromium(os.path.join(cls.dir, "chromium"))
         cls.addClassCleanup(cls.browser.quit)
         cls.timer.step("chromium started")
 
@@ -206,7 +210,7 @@ class BlockStorageInBrowser(StaticLiveServerTestCase):
                                               f"{len(self.names)} added, 0 changed, 0 removed")
         self.wait_for("the table to show the synced images", lambda: self.image_names() == self.names)
         self.assertFalse(self.progress_visible())
-        self.assertTrue(self.text("last-run").startswith("Last sync: succeeded (by web)"),
+        self.assertTrue(self.text("last-run").startswith("Last sync: succeeded (by web (operator))"),
                         self.text("last-run"))
         points = self.wait_for("the pool's usage chart", self.chart_points)
         self.assertEqual([label for label, _ in points],

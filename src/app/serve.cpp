@@ -37,7 +37,7 @@ constexpr const char* k_request_hint =
 constexpr const char* k_args_variable = "RBDSYNC_ARGS";
 
 Error bad_request(const std::string& what) {
-  return Error(ExitCode::usage, "bad request on the trigger socket: " + what, k_request_hint);
+  return {ExitCode::usage, "bad request on the trigger socket: " + what, k_request_hint};
 }
 
 /// The first line the caller sends (without its newline), or all it sent before it shut

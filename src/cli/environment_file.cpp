@@ -104,11 +104,10 @@ class Reader {
       next();
       while (!done() && peek() != '"') {
         const char c = next();
-        if (c != '\\' || done()) {
-          value += c;
-        } else if (peek() == '\n') {
+        const bool escape = c == '\\' && !done();
+        if (escape && peek() == '\n') {
           next();  // a continuation
-        } else if (std::strchr("\"\\`$", peek()) != nullptr) {
+        } else if (escape && std::strchr("\"\\`$", peek()) != nullptr) {
           value += next();
         } else {
           value += c;  // any other backslash stays, with what follows it

@@ -63,8 +63,40 @@ class Timer:
         self.last = now
 
 
+class PageDriver:
+    """What a test does on the page in self.browser (its class gives wait_for, which
+    fails the test saying what the page showed)."""
+
+    def text(self, element_id):
+        return self.browser.execute_script(
+            "const e = document.getElementById(arguments[0]); "
+            "return e ? e.textContent.trim() : null;", element_id)
+
+    def log_in_at(self, url, password):
+        """Opens the block-storage page at `url`, logging in as operator when it asks (a
+        session outlives a restart of the site: it is in the database)."""
+        self.browser.get(url)
+        self.wait_for("the login form or the page", lambda: self.browser.find_elements(
+            By.ID, "id_username") or self.text("last-run"))
+        if self.browser.find_elements(By.ID, "id_username"):
+            self.browser.find_element(By.ID, "id_username").send_keys("operator")
+            self.browser.find_element(By.ID, "id_password").send_keys(password)
+            self.browser.find_element(By.ID, "log-in").click()
+        self.wait_for("the block-storage page", lambda: self.text("last-run"))
+
+    def press_for_answer(self):
+        """Clicks "Sync now"; returns the server's answer once the page has it."""
+        before = self.browser.execute_script(
+            "return Number(document.getElementById('sync').dataset.answers || 0);")
+        self.browser.find_element(By.ID, "sync-now").click()
+        return json.loads(self.wait_for("the answer to Sync now", lambda: self.browser.execute_script(
+            "const s = document.getElementById('sync'); "
+            "return Number(s.dataset.answers || 0) > arguments[0] ? s.dataset.answer : null;",
+            before), seconds=30))
+
+
 @tag("browser")
-class BlockStorageInBrowser(StaticLiveServerTestCase):
+class BlockStorageInBrowser(PageDriver, StaticLiveServerTestCase):
     @classmethod
     def setUpClass(cls):
         cls.timer = Timer()
@@ -109,11 +141,6 @@ class BlockStorageInBrowser(StaticLiveServerTestCase):
             self.fail(f"waited {seconds}s for {what}; the page shows {state}, "
                       f"images {sorted(self.image_names())}")
 
-    def text(self, element_id):
-        return self.browser.execute_script(
-            "const e = document.getElementById(arguments[0]); "
-            "return e ? e.textContent.trim() : null;", element_id)
-
     def image_names(self):
         # One script: the table may be swapped out between two element lookups.
         return set(self.browser.execute_script(
@@ -124,23 +151,11 @@ class BlockStorageInBrowser(StaticLiveServerTestCase):
         return self.browser.execute_script("return !document.getElementById('progress').hidden;")
 
     def log_in(self):
-        self.browser.get(self.live_server_url + "/")
-        self.wait_for("the login form", lambda: self.browser.find_elements(By.ID, "id_username"))
-        self.browser.find_element(By.ID, "id_username").send_keys("operator")
-        self.browser.find_element(By.ID, "id_password").send_keys(self.password)
-        self.browser.find_element(By.ID, "log-in").click()
-        self.wait_for("the block-storage page", lambda: self.text("last-run"))
+        self.log_in_at(self.live_server_url + "/", self.password)
 
     def press(self):
         """Clicks "Sync now"; returns the server's answer once the page has it."""
-        before = self.browser.execute_script(
-            "return Number(document.getElementById('sync').dataset.answers || 0);")
-        self.browser.find_element(By.ID, "sync-now").click()
-        answer = self.wait_for("the answer to Sync now", lambda: self.browser.execute_script(
-            "const s = document.getElementById('sync'); "
-            "return Number(s.dataset.answers || 0) > arguments[0] ? s.dataset.answer : null;",
-            before), seconds=30)
-        answer = json.loads(answer)
+        answer = self.press_for_answer()
         if answer["state"] == "started":
             self.pids.append(answer["pid"])
         return answer

@@ -9,7 +9,6 @@ running as the runner. The site runs as the web user in a process group of its o
 killed whole right after the first press, as a restart of a web server kills it; a fresh
 one answers the second press. Needs root (useradd, setpriv), as CI runs."""
 import fcntl
-import json
 import os
 import secrets
 import shutil
@@ -18,7 +17,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -28,7 +26,6 @@ from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.db import connections
 from django.test import tag
 from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
 
 from .. import conf
@@ -36,7 +33,7 @@ from ..dbsettings import conninfo_from_database
 from ..models import Run
 from .ceph import TestPool
 from .support import process_gone, required_env, wait_until, wipe_inventory
-from .test_browser import RUN_ID, Timer, headless_chromium
+from .test_browser import RUN_ID, PageDriver, Timer, headless_chromium
 from .test_grants import GRANT_SQL, admin_execute, dbname
 from .trigger import TriggerSocket, service_file_lines, writer_conninfo
 
@@ -94,7 +91,7 @@ def free_port():
 
 
 @tag("browser")
-class SyncNowWithoutSecretsInBrowser(StaticLiveServerTestCase):
+class SyncNowWithoutSecretsInBrowser(PageDriver, StaticLiveServerTestCase):
     """StaticLiveServerTestCase for its test database and Chromium's life; the page under
     test is served by the web user's own server, not by this process."""
 
@@ -265,11 +262,6 @@ class SyncNowWithoutSecretsInBrowser(StaticLiveServerTestCase):
 
     # ------------------------------------------------------------ the page
 
-    def text(self, element_id):
-        return self.browser.execute_script(
-            "const e = document.getElementById(arguments[0]); "
-            "return e ? e.textContent.trim() : null;", element_id)
-
     def wait_for(self, what, condition, seconds=60):
         try:
             return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(
@@ -280,25 +272,7 @@ class SyncNowWithoutSecretsInBrowser(StaticLiveServerTestCase):
                       f"{self.trigger.journal_text()[-2000:]}")
 
     def open_page(self):
-        """The block-storage page of the site now running; logs in when it asks (the
-        session outlives a restart of the server: it is in the database)."""
-        self.browser.get(f"http://127.0.0.1:{self.port}/")
-        self.wait_for("the login form or the page", lambda: self.browser.find_elements(
-            By.ID, "id_username") or self.text("last-run"))
-        if self.browser.find_elements(By.ID, "id_username"):
-            self.browser.find_element(By.ID, "id_username").send_keys("operator")
-            self.browser.find_element(By.ID, "id_password").send_keys(self.login_password)
-            self.browser.find_element(By.ID, "log-in").click()
-        self.wait_for("the block-storage page", lambda: self.text("last-run"))
-
-    def press(self):
-        before = self.browser.execute_script(
-            "return Number(document.getElementById('sync').dataset.answers || 0);")
-        self.browser.find_element(By.ID, "sync-now").click()
-        return json.loads(self.wait_for("the answer to Sync now", lambda: self.browser.execute_script(
-            "const s = document.getElementById('sync'); "
-            "return Number(s.dataset.answers || 0) > arguments[0] ? s.dataset.answer : null;",
-            before), seconds=30))
+        self.log_in_at(f"http://127.0.0.1:{self.port}/", self.login_password)
 
     # ------------------------------------------------------------ the test
 
@@ -326,7 +300,7 @@ class SyncNowWithoutSecretsInBrowser(StaticLiveServerTestCase):
         try:
             with blocker.cursor() as cursor:
                 cursor.execute("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE")
-            first = self.press()
+            first = self.press_for_answer()
             self.assertEqual(first["state"], "started", first)
             self.assertRegex(first["run_id"], RUN_ID)
             pid = first["pid"]
@@ -338,7 +312,7 @@ class SyncNowWithoutSecretsInBrowser(StaticLiveServerTestCase):
 
             self.start_site()
             self.open_page()
-            second = self.press()
+            second = self.press_for_answer()
             self.assertEqual(second["state"], "already_running", second)
             self.assertEqual(second["run_id"], first["run_id"], "names the first run")
             self.assertIn("already running: started by web at ", self.text("notice"))

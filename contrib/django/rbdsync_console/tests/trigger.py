@@ -14,7 +14,6 @@ import time
 from django.db import connections
 
 from .. import conf
-from ..dbsettings import conninfo_from_database
 from .support import required_env
 
 

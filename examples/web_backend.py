@@ -81,8 +81,13 @@ def press_socket(path, cluster="ceph", requested_by=None, timeout_seconds=120):
             connection.settimeout(timeout_seconds)
             connection.connect(path)
             connection.sendall(json.dumps(request).encode() + b"\n")
-            answer = b"".join(iter(lambda: connection.recv(65536), b""))
-        result = json.loads(answer)
+            answer = b""
+            while b"\n" not in answer:  # one line: the answer
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        result = json.loads(answer.partition(b"\n")[0])
     except (OSError, ValueError) as error:
         # Not rbd-sync's answer at all (no socket, not in rbd-sync-web): say what we know.
         return "failed", {"status": "failed", "exit_code": 69, "message": str(error),

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -81,11 +82,22 @@ std::string read_request_line(int fd) {
   }
 }
 
-/// "uid 33 (www-data), pid 4242": who connected, from the kernel, for the log.
-std::string peer_text(int fd) {
+/// "uid 33 (www-data), pid 4242": who connected, for the log. From the instance name
+/// systemd gives the connection's unit (`connection`: NUMBER-PID-UID), since inside the
+/// unit's user namespace (PrivateUsers=yes) the kernel reports every peer but root and
+/// rbd-sync as nobody; else from the socket (SO_PEERCRED).
+std::string peer_text(int fd, const std::string& connection) {
+  unsigned long long number = 0;
+  long long pid = 0;
+  long long uid = -1;
+  char end = 0;
   ucred peer{};
   socklen_t size = sizeof peer;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
+  if (std::sscanf(connection.c_str(), "%llu-%lld-%lld%c", &number, &pid, &uid, &end) == 3 &&
+      pid > 0 && uid >= 0) {
+    peer.pid = static_cast<pid_t>(pid);
+    peer.uid = static_cast<uid_t>(uid);
+  } else if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
     return "a caller that is not a Unix socket peer";
   }
   std::string text = "uid " + std::to_string(peer.uid);
@@ -101,22 +113,45 @@ std::string peer_text(int fd) {
 /// The settings files of `cluster`, as its unit reads them: their variables go into the
 /// environment (libpq's and Ceph's: PGSERVICEFILE, PGPASSFILE, CEPH_CONF, CEPH_ARGS), and
 /// the last RBDSYNC_ARGS among them is returned split into words. Also names the files.
+/// Only the default cluster and those an admin wrote a settings file for are served: a
+/// caller must not make runs (and lock files) of any name it likes.
 std::vector<std::string> apply_settings(const std::string& directory, const std::string& cluster,
                                         std::string& files) {
   std::vector<std::string> paths{directory + "/rbd-sync"};
   if (cluster != cli::k_default_cluster) {
     paths.push_back(directory + "/rbd-sync@" + cluster);
+    if (::access(paths.back().c_str(), F_OK) != 0) {
+      throw Error(ExitCode::usage,
+                  "cluster '" + cluster + "' is not served here: there is no " + paths.back(),
+                  "ask for a cluster the admin configured; an admin serves another cluster by "
+                  "writing its settings file, as for rbd-sync@NAME.timer");
+    }
   }
   std::string arguments;
   for (const std::string& path : paths) {
     files += (files.empty() ? "" : " and ") + path;
-    for (const auto& [name, value] : cli::read_environment_file(path)) {
+    std::vector<std::string> warnings;
+    for (const auto& [name, value] : cli::read_environment_file(path, &warnings)) {
       // Single-threaded still: nothing has started a thread before the run.
       ::setenv(name.c_str(), value.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
       if (name == k_args_variable) {
         arguments = value;
       }
     }
+    for (const std::string& warning : warnings) {
+      std::cerr << stderr_prefix(Priority::warning) << "rbd-sync: warning: " << warning
+                << std::endl;
+    }
+  }
+  if (arguments.find_first_of("'\"\\") != std::string::npos) {
+    // systemd would unquote them, the cron job's shell would not: each schedule would run
+    // with other arguments.
+    throw Error(ExitCode::config,
+                std::string(k_args_variable) + " of " + files +
+                    " holds a quote or a backslash, which systemd, the cron job and serve "
+                    "would split differently",
+                "keep every argument free of blanks and quotes: name the database by a "
+                "service (--db service=NAME)");
   }
   return cli::split_words(arguments);
 }
@@ -150,19 +185,28 @@ cli::Config run_config_of(const TriggerRequest& request, const std::vector<std::
 /// connection, so that every answer of `run --json` (started, already running, an
 /// error) reaches the caller as it is printed; then stdout goes where stderr goes (the
 /// unit's journal, or --log-file's) and the connection closes.
+///
+/// Closing our descriptors is not enough to end the answer: systemd passes an Accept=yes
+/// connection as fd 3 too (LISTEN_FDS) and keeps a copy of its own until the unit
+/// stops, which is when the run ends. shutdown(2) ends the connection itself, for every
+/// copy, so the caller reads end of file as soon as it has the answer.
 class Connection {
  public:
-  Connection() : m_socket(::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)) {
+  Connection() : m_socket(::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, k_systemd_first_fd + 1)) {
     if (!m_socket) {
+      const int error = errno;
       throw Error(ExitCode::unavailable,
-                  std::string("cannot take the connection: ") + errno_text(errno),
-                  "the host is out of file descriptors; try again");
+                  std::string("cannot take the connection on stdin: ") + errno_text(error),
+                  error == EBADF ? "serve answers the connection systemd passes as stdin "
+                                   "(rbd-sync-trigger@.service, StandardInput=socket)"
+                                 : "the host is out of file descriptors; try again");
     }
     const Fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
     if (null) {
       ::dup2(null.get(), STDIN_FILENO);
     }
     ::dup2(m_socket.get(), STDOUT_FILENO);
+    drop_systemd_copy();
   }
 
   int fd() const { return m_socket.get(); }
@@ -175,8 +219,28 @@ class Connection {
     std::cout.flush();
     ::dup2(STDERR_FILENO, STDOUT_FILENO);
     std::cout.clear();  // a caller gone early made the last write fail: not our problem
+    ::shutdown(m_socket.get(), SHUT_RDWR);
     m_socket.reset();
   }
+
+ private:
+  /// The connection as systemd also passes it (fd 3, LISTEN_FDS=1 for this process):
+  /// closed, and the variables unset, so that nothing the run starts inherits either.
+  static void drop_systemd_copy() {
+    // NOLINTBEGIN(concurrency-mt-unsafe): single-threaded still
+    const char* listen_pid = std::getenv("LISTEN_PID");
+    const char* listen_fds = std::getenv("LISTEN_FDS");
+    if (listen_pid != nullptr && listen_fds != nullptr &&
+        std::string(listen_pid) == std::to_string(::getpid()) && std::string(listen_fds) == "1") {
+      ::close(k_systemd_first_fd);
+    }
+    for (const char* name : {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"}) {
+      ::unsetenv(name);
+    }
+    // NOLINTEND(concurrency-mt-unsafe)
+  }
+
+  static constexpr int k_systemd_first_fd = 3;  // SD_LISTEN_FDS_START
 
  private:
   Fd m_socket;
@@ -246,8 +310,8 @@ int serve_trigger(const cli::Config& config) {
   try {
     const TriggerRequest request = parse_trigger_request(read_request_line(connection.fd()));
     std::cerr << stderr_prefix(Priority::info) << "rbd-sync: request from "
-              << peer_text(connection.fd()) << ": sync cluster " << request.cluster << " (trigger "
-              << request.trigger << ")"
+              << peer_text(connection.fd(), config.connection) << ": sync cluster "
+              << request.cluster << " (trigger " << request.trigger << ")"
               << (request.requested_by.empty()
                       ? std::string()
                       : ", requested by " + display_text(request.requested_by, Controls::escape))

@@ -40,8 +40,8 @@ TriggerRequest parse_trigger_request(const std::string& line);
 std::vector<std::string> trigger_run_arguments(const TriggerRequest& request,
                                                const std::vector<std::string>& settings_words);
 
-/// Serves the connection that is stdin (a socket: stdout may be the same one, as an
-/// inetd-style launcher passes it, or the journal, as the unit does): reads the request,
+/// Serves the connection that is stdin (a socket: stdout may be the same one, as
+/// systemd-socket-activate --inetd passes it, or the journal, as the unit does): reads the request,
 /// applies the settings, runs the sync, answers. Returns the run's exit code.
 int serve_trigger(const cli::Config& config);
 

@@ -34,7 +34,8 @@ bool is_name(const std::string& name) {
 /// Walks the text once; `m_at` is the next character, `m_line` its line (for errors).
 class Reader {
  public:
-  Reader(const std::string& text, const std::string& where) : m_text(text), m_where(where) {}
+  Reader(const std::string& text, const std::string& where, std::vector<std::string>* warnings)
+      : m_text(text), m_where(where), m_warnings(warnings) {}
 
   Assignments read() {
     Assignments assignments;
@@ -43,7 +44,11 @@ class Reader {
       if (done()) {
         break;
       }
-      if (peek() == '#' || peek() == ';' || peek() == '\n') {
+      if (peek() == '#' || peek() == ';') {
+        skip_comment();
+        continue;
+      }
+      if (peek() == '\n') {
         skip_line();
         continue;
       }
@@ -57,12 +62,20 @@ class Reader {
       while (!name.empty() && is_blank(name.back())) {
         name.pop_back();
       }
-      if (!is_name(name)) {
-        fail("'" + name + "' is not a variable name");
-      }
+      const int line = m_line;
       m_at = equals + 1;
       skip_blanks();
-      assignments.emplace_back(std::move(name), value());
+      std::string assigned = value();
+      if (!is_name(name)) {
+        // systemd skips it with a warning; so does serve, so that both run alike.
+        if (m_warnings != nullptr) {
+          m_warnings->push_back(m_where + ", line " + std::to_string(line) + ": '" + name +
+                                "' is not a variable name; the line is skipped, as systemd "
+                                "skips it");
+        }
+        continue;
+      }
+      assignments.emplace_back(std::move(name), std::move(assigned));
     }
     return assignments;
   }
@@ -84,6 +97,18 @@ class Reader {
   }
   void skip_line() {
     while (!done() && next() != '\n') {
+    }
+  }
+  /// A comment: to the end of its line, where a backslash keeps the next character,
+  /// a newline too (systemd's parser continues the comment onto the next line).
+  void skip_comment() {
+    while (!done()) {
+      const char c = next();
+      if (c == '\\' && !done()) {
+        next();
+      } else if (c == '\n') {
+        return;
+      }
     }
   }
   [[noreturn]] void fail(const std::string& what) const {
@@ -152,17 +177,19 @@ class Reader {
 
   const std::string& m_text;
   const std::string& m_where;
+  std::vector<std::string>* m_warnings;
   std::size_t m_at = 0;
   int m_line = 1;
 };
 
 }  // namespace
 
-Assignments parse_environment_file(const std::string& text, const std::string& where) {
-  return Reader(text, where).read();
+Assignments parse_environment_file(const std::string& text, const std::string& where,
+                                   std::vector<std::string>* warnings) {
+  return Reader(text, where, warnings).read();
 }
 
-Assignments read_environment_file(const std::string& path) {
+Assignments read_environment_file(const std::string& path, std::vector<std::string>* warnings) {
   const Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!file) {
     if (errno == ENOENT) {
@@ -186,11 +213,11 @@ Assignments read_environment_file(const std::string& path) {
                   "a settings file holds a few lines of NAME=VALUE");
     }
   }
-  return parse_environment_file(text, path);
+  return parse_environment_file(text, path, warnings);
 }
 
 std::vector<std::string> split_words(const std::string& value) {
-  constexpr const char* k_blanks = " \t\n";
+  constexpr const char* k_blanks = " \t\n\r";
   std::vector<std::string> words;
   std::size_t at = 0;
   while ((at = value.find_first_not_of(k_blanks, at)) != std::string::npos) {

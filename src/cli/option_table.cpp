@@ -138,6 +138,10 @@ std::vector<OptionSpec> general_options() {
        "the directory of the settings files the units read: rbd-sync, and rbd-sync@NAME for "
        "a cluster NAME other than ceph",
        k_default_settings_dir, true, G::general, k_serve, false},
+      {flag::k_connection, "", V::text, "NUMBER-PID-UID",
+       "the name systemd gives the connection's unit instance (%i), whose caller's pid and uid "
+       "the log names (inside the unit's user namespace the socket reports nobody)",
+       "", false, G::general, k_serve, false},
       {flag::k_help, "h", V::none, "",
        "print the help of the command, or the list of commands, and exit", "", false, G::general,
        k_all_commands, false},
@@ -189,8 +193,9 @@ const std::vector<CommandSpec>& command_table() {
        "Reads the lock file's holder record without taking the lock: who runs, how far, and "
        "how the last run on this host ended. Exit 0: no sync is running; 75: one is."},
       {Command::serve, "serve", "answer one \"Sync now\" request on the socket that is stdin",
-       "Run by rbd-sync-trigger@.service for each connection to the trigger socket (or by any "
-       "inetd-style launcher). Reads one line of JSON, {\"cluster\": NAME, \"requested_by\": "
+       "Run by rbd-sync-trigger@.service for each connection to the trigger socket (or by "
+       "systemd-socket-activate --accept --inetd). Reads one line of JSON, {\"cluster\": NAME, "
+       "\"requested_by\": "
        "USER, \"trigger\": web|cron|manual}, and runs 'rbd-sync run' with the settings of that "
        "cluster's unit "
        "(RBDSYNC_ARGS and the variables of the settings files). Answers on the socket exactly "

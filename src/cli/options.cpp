@@ -346,6 +346,7 @@ Config parse(int argc, const char* const argv[], const char* ceph_args) {
       // cluster (app/serve.cpp); the answer is for a program: always JSON.
       config.settings_dir = non_empty_value(result, flag::k_settings_dir)
                                 .value_or(std::string(k_default_settings_dir));
+      config.connection = non_empty_value(result, flag::k_connection).value_or("");
       config.format = OutputFormat::json;
       return config;
     }

@@ -16,6 +16,7 @@ inline constexpr const char* k_trigger = "trigger";
 inline constexpr const char* k_detach = "detach";
 inline constexpr const char* k_requested_by = "requested-by";
 inline constexpr const char* k_settings_dir = "settings-dir";
+inline constexpr const char* k_connection = "connection";
 inline constexpr const char* k_conf = "conf";
 /// The spelling of --conf before rbd-sync took rbd's; kept for scripts that use it.
 inline constexpr const char* k_ceph_conf = "ceph-conf";
@@ -101,7 +102,8 @@ struct Config {
   std::string metrics_file;                      ///< empty: no Prometheus textfile
   std::string log_level = "warn";
   std::string settings_dir = k_default_settings_dir;  ///< serve
-  std::string help_text;                              ///< filled for Command::help
+  std::string connection;  ///< serve: systemd's instance name of the connection (%i)
+  std::string help_text;   ///< filled for Command::help
   Command command = Command::help;
   int wait_seconds = 0;  ///< 0: do not wait for a busy guard
   int ceph_timeout_seconds = 30;

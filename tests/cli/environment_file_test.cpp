@@ -63,8 +63,19 @@ TEST(EnvironmentFile, QuotesAndBackslashesFollowSystemdsRules) {
 TEST(EnvironmentFile, WhatSystemdWouldReadOtherwiseIsRefusedNamingTheLine) {
   EXPECT_EQ(error_of("A=1\nB=\"open\n"), "settings, line 3: the value has no closing \"");
   EXPECT_EQ(error_of("A='x' y\n"), "settings, line 1: text after the closing quote of a value");
-  EXPECT_EQ(error_of("\n\n9LIVES=1\n"), "settings, line 3: '9LIVES' is not a variable name");
-  EXPECT_EQ(error_of("export A=1\n"), "settings, line 1: 'export A' is not a variable name");
+}
+
+TEST(EnvironmentFile, WhatSystemdSkipsIsSkippedWithAWarning) {
+  std::vector<std::string> warnings;
+  EXPECT_EQ(parse_environment_file("\n\n9LIVES=1\nexport A=1\nB=2\n", "settings", &warnings),
+            (Assignments{{"B", "2"}}));
+  EXPECT_EQ(warnings, (std::vector<std::string>{
+                          "settings, line 3: '9LIVES' is not a variable name; the line is "
+                          "skipped, as systemd skips it",
+                          "settings, line 4: 'export A' is not a variable name; the line is "
+                          "skipped, as systemd skips it"}));
+  // A comment that ends in a backslash goes on over the next line, as systemd reads it.
+  EXPECT_EQ(parsed("# a comment \\\nA=hidden\nB=shown\n"), (Assignments{{"B", "shown"}}));
 }
 
 TEST(EnvironmentFile, AMissingFileHasNoAssignmentsAndAnUnreadableOneIsAnError) {
@@ -74,7 +85,7 @@ TEST(EnvironmentFile, AMissingFileHasNoAssignmentsAndAnUnreadableOneIsAnError) {
 }
 
 TEST(EnvironmentFile, WordsAreSplitAtBlanksAsAnUnbracedVariableIs) {
-  EXPECT_EQ(split_words("  --id rbdsync\t--db  service=x\n"),
+  EXPECT_EQ(split_words("  --id rbdsync\t--db  service=x\r\n"),
             (std::vector<std::string>{"--id", "rbdsync", "--db", "service=x"}));
   EXPECT_TRUE(split_words(" \t ").empty());
   EXPECT_EQ(split_words("one"), (std::vector<std::string>{"one"}));

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "integration/harness.hpp"
 
@@ -20,10 +21,13 @@ namespace rbdsync::testing {
 namespace {
 
 /// One connection to a `rbd-sync serve` process started for it, as systemd's
-/// Accept=yes socket starts an instance per connection.
+/// Accept=yes socket starts an instance per connection: the connection as stdin and as
+/// fd 3 (LISTEN_FDS=1), and a copy kept by the starter (PID 1 keeps one until the unit
+/// stops), so that only shutdown(2) by serve ends the answer for the caller.
 class ServeConnection {
  public:
-  ServeConnection(const std::string& settings_dir, const std::string& journal) {
+  ServeConnection(const std::string& settings_dir, const std::string& journal,
+                  const std::string& connection = "") {
     int ends[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
       throw std::runtime_error("socketpair failed");
@@ -32,21 +36,32 @@ class ServeConnection {
     if (m_pid == 0) {
       ::setsid();
       ::dup2(ends[1], STDIN_FILENO);
+      ::dup2(ends[1], 3);
+      ::setenv("LISTEN_FDS", "1", 1);
+      ::setenv("LISTEN_PID", std::to_string(::getpid()).c_str(), 1);
       const int log = ::open(journal.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       ::dup2(log, STDOUT_FILENO);
       ::dup2(log, STDERR_FILENO);
-      ::execl(RBDSYNC_BINARY, "rbd-sync", "serve", "--settings-dir", settings_dir.c_str(),
-              static_cast<char*>(nullptr));
+      std::vector<const char*> argv{"rbd-sync", "serve", "--settings-dir", settings_dir.c_str()};
+      if (!connection.empty()) {
+        argv.insert(argv.end(), {"--connection", connection.c_str()});
+      }
+      argv.push_back(nullptr);
+      ::execv(RBDSYNC_BINARY, const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }
-    ::close(ends[1]);
+    m_starters_copy = ends[1];
     m_socket = ends[0];
   }
+  /// A test that failed early may leave the run waiting (a blocking session): kill it
+  /// rather than wait for ever.
   ~ServeConnection() {
     hang_up();
     if (m_pid > 0) {
+      ::kill(m_pid, SIGKILL);
       exit_code();
     }
+    ::close(m_starters_copy);
   }
   ServeConnection(const ServeConnection&) = delete;
   ServeConnection& operator=(const ServeConnection&) = delete;
@@ -108,6 +123,7 @@ class ServeConnection {
  private:
   pid_t m_pid = -1;
   int m_socket = -1;
+  int m_starters_copy = -1;
 };
 
 class ServeTest : public IntegrationTest {
@@ -224,6 +240,26 @@ TEST_F(ServeTest, AnotherClusterRunsWithItsOwnSettingsFileAfterTheSharedOne) {
   EXPECT_EQ(db.rows("SELECT name FROM rbdsync.clusters"), std::vector<std::string>{"backup"});
 }
 
+TEST_F(ServeTest, AClusterWithoutASettingsFileIsNotServedAndGetsNoLockFile) {
+  ServeConnection connection(settings, dir.file("journal"));
+  connection.send(R"({"cluster": "made-up"})");
+  const nlohmann::json answer = connection.answer_json();
+  EXPECT_EQ(connection.exit_code(), 64);
+  EXPECT_EQ(answer.at("message"),
+            "cluster 'made-up' is not served here: there is no " + settings + "/rbd-sync@made-up");
+  EXPECT_NE(::access("/run/lock/rbd-sync/sync@made-up.lock", F_OK), 0);
+}
+
+TEST_F(ServeTest, TheLogNamesTheCallerSystemdNamedTheConnectionFor) {
+  ServeConnection connection(settings, dir.file("journal"), "7-4242-0");
+  connection.send(R"({"cluster": "no-such"})");
+  connection.answer();
+  EXPECT_EQ(connection.exit_code(), 64);
+  EXPECT_NE(journal().find("rbd-sync: request from uid 0 (root), pid 4242: sync cluster no-such"),
+            std::string::npos)
+      << journal();
+}
+
 TEST_F(ServeTest, ABadRequestOrBadSettingsAreAnsweredWithTheErrorAndStartNoRun) {
   {
     ServeConnection connection(settings, dir.file("journal"));
@@ -244,6 +280,17 @@ TEST_F(ServeTest, ABadRequestOrBadSettingsAreAnsweredWithTheErrorAndStartNoRun) 
     const std::string message = answer.at("message");
     EXPECT_EQ(message.rfind("RBDSYNC_ARGS of " + settings + "/rbd-sync: ", 0), 0U) << message;
     EXPECT_NE(message.find("no-such-option"), std::string::npos) << message;
+  }
+  {
+    // Quotes in RBDSYNC_ARGS: systemd would unquote them, the cron job's shell not.
+    write_settings("rbd-sync", "--log-file '/var/log/a b'");
+    ServeConnection connection(settings, dir.file("journal"));
+    connection.send("{}");
+    const nlohmann::json answer = connection.answer_json();
+    EXPECT_EQ(connection.exit_code(), 78);
+    EXPECT_NE(answer.at("message").get<std::string>().find("holds a quote or a backslash"),
+              std::string::npos)
+        << answer;
   }
   {
     // A caller that shuts its side without a request line.

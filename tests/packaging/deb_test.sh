@@ -203,7 +203,7 @@ trigger_exposure=$(systemd-analyze security --offline=yes \
 systemd-analyze security --offline=yes --threshold=30 \
     "$instances/rbd-sync-trigger@3-1234-33.service" >/dev/null ||
     fail "the trigger instance's exposure is $trigger_exposure, above 3.0"
-for line in 'User=rbd-sync' 'ExecStart=/usr/bin/rbd-sync serve' 'StandardInput=socket' \
+for line in 'User=rbd-sync' 'ExecStart=/usr/bin/rbd-sync serve --connection %i' 'StandardInput=socket' \
     'SuccessExitStatus=75' 'MemoryMax=512M' 'TasksMax=256'; do
     grep -qx "$line" "$instances/rbd-sync-trigger@3-1234-33.service" ||
         fail "the trigger's template lacks $line"

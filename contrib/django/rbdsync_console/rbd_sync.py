@@ -145,9 +145,7 @@ def ask_socket(path, trigger, requested_by, timeout):
             connection.settimeout(timeout)
             connection.connect(path)
             connection.sendall(json.dumps(request).encode() + b"\n")
-            answer = b""
-            while chunk := connection.recv(65536):
-                answer += chunk
+            answer = read_answer_line(connection)
     except (FileNotFoundError, ConnectionRefusedError) as error:
         return Answer("failed", 69, f"cannot reach rbd-sync's trigger socket {path}: "
                                     f"{error.strerror}",
@@ -165,6 +163,12 @@ def ask_socket(path, trigger, requested_by, timeout):
     except OSError as error:
         return Answer("failed", 69, f"rbd-sync's trigger socket {path}: {error.strerror}",
                       "see `journalctl -u rbd-sync-trigger.socket`")
+    if not answer:
+        return Answer("failed", 69, f"rbd-sync's trigger socket {path} closed the connection "
+                                    "without an answer",
+                      "too many syncs at once (the socket's MaxConnections), or "
+                      "rbd-sync-trigger@.service could not start: see `journalctl -u "
+                      "rbd-sync-trigger.socket -u 'rbd-sync-trigger@*'`")
     text = answer.decode("utf-8", "replace")
     try:
         code = json.loads(text)["exit_code"]
@@ -173,6 +177,19 @@ def ask_socket(path, trigger, requested_by, timeout):
     if not isinstance(code, int):
         code = 70
     return answer_for(code, text, "", detach=True)
+
+
+def read_answer_line(connection):
+    """The answer: one line, read up to its newline (or to end of file). The line is
+    all there is; the socket also closes after it, but a reader that waited for that
+    alone would depend on every copy of the connection being let go of."""
+    answer = b""
+    while b"\n" not in answer:
+        chunk = connection.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    return answer.partition(b"\n")[0]
 
 
 def run_binary(trigger, detach, timeout, requested_by):

@@ -223,26 +223,34 @@ class SyncNowWithoutSecretsInBrowser(PageDriver, StaticLiveServerTestCase):
         return env
 
     def start_site(self):
-        """The web user's server in a process group of its own; returns once it answers."""
-        self.port = free_port()
-        with open(self.path("site.log"), "a", encoding="utf-8") as log:
-            self.server = subprocess.Popen(
-                self.site_command + ["runserver", "--noreload", "--insecure",
-                                     f"127.0.0.1:{self.port}"],
-                cwd=self.site_dir, env=self.site_env, stdin=subprocess.DEVNULL,
-                stdout=log, stderr=log, start_new_session=True)
-        wait_until("the web user's site to answer", self.site_answers, seconds=60)
+        """The web user's server in a process group of its own; returns once it answers.
+        A port another process took between the probe and the server's bind is tried
+        again with another."""
+        for _ in range(5):
+            self.port = free_port()
+            with open(self.path("site.log"), "a", encoding="utf-8") as log:
+                self.server = subprocess.Popen(
+                    self.site_command + ["runserver", "--noreload", "--insecure",
+                                         f"127.0.0.1:{self.port}"],
+                    cwd=self.site_dir, env=self.site_env, stdin=subprocess.DEVNULL,
+                    stdout=log, stderr=log, start_new_session=True)
+            if wait_until("the web user's site to answer or exit", self.site_answers_or_exited,
+                          seconds=60) == "answers":
+                return
+            if "That port is already in use" not in Path(self.path("site.log")).read_text():
+                break
+        self.fail(f"the site exited {self.server.returncode}: "
+                  f"{Path(self.path('site.log')).read_text()}")
 
-    def site_answers(self):
+    def site_answers_or_exited(self):
         if self.server.poll() is not None:
-            self.fail(f"the site exited {self.server.returncode}: "
-                      f"{Path(self.path('site.log')).read_text()}")
+            return "exited"
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/accounts/login/",
                                         timeout=5) as response:
-                return response.status == 200
+                return "answers" if response.status == 200 else None
         except (urllib.error.URLError, ConnectionError):
-            return False
+            return None
 
     def kill_site(self):
         """As a restart kills a web server: SIGTERM, then SIGKILL, to its whole group."""

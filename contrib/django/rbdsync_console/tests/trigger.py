@@ -4,12 +4,11 @@ as stdin and stdout, as the socket unit's Accept=yes does; the socket gets the o
 group and mode the unit gives it. The settings file it reads is written as an admin writes
 /etc/default/rbd-sync, pointing at the test services."""
 import os
+import queue
 import re
-import selectors
 import signal
 import subprocess
 import threading
-import time
 
 from django.db import connections
 
@@ -48,35 +47,31 @@ class TriggerSocket:
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                         start_new_session=True, text=True)
-        self._wait_for_line("Listening on ")
+        # One reader of the launcher's stderr for its whole life: the lines go to the
+        # journal, and each to `lines` for the wait below.
+        self._lines = queue.Queue()
         self._drain = threading.Thread(target=self._read_journal, daemon=True)
         self._drain.start()
+        self._wait_for_line("Listening on ")
         os.chown(path, 0, socket_gid if socket_gid is not None else 0)
         os.chmod(path, 0o660)
 
     def _wait_for_line(self, start, seconds=30):
-        """Reads the launcher's stderr until a line starts with `start`: it says so once
-        the socket listens."""
-        deadline = time.monotonic() + seconds
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.process.stderr, selectors.EVENT_READ)
-            while time.monotonic() < deadline:
-                if not selector.select(deadline - time.monotonic()):
-                    break
-                line = self.process.stderr.readline()
-                if not line:
-                    break
-                self.journal.append(line)
-                if line.startswith(start):
-                    return
-        self.close()
-        raise RuntimeError(f"systemd-socket-activate did not listen on {self.path}: "
-                           f"{''.join(self.journal)}")
+        """Waits until the launcher says a line starting with `start`: it says so once the
+        socket listens."""
+        try:
+            while not self._lines.get(timeout=seconds).startswith(start):
+                pass
+        except queue.Empty:
+            self.close()
+            raise RuntimeError(f"systemd-socket-activate did not listen on {self.path} within "
+                               f"{seconds} s: {self.journal_text()}") from None
 
     def _read_journal(self):
         for line in self.process.stderr:
             with self._lock:
                 self.journal.append(line)
+            self._lines.put(line)
 
     def journal_text(self):
         with self._lock:

@@ -242,7 +242,6 @@ class Connection {
 
   static constexpr int k_systemd_first_fd = 3;  // SD_LISTEN_FDS_START
 
- private:
   Fd m_socket;
 };
 

@@ -79,15 +79,29 @@ declare -A root_pids=()
 if ((all)); then
     mkdir -p "$roots"
     for suite in trixie sid; do
-        "$root/scripts/debian-root.sh" make "$suite" "$roots/$suite" >"$roots/$suite.log" 2>&1 &
+        # The exit status goes to a file too: `wait PID` half an hour later may no longer
+        # know the job (bash forgets a reaped job's status once another child reuses its
+        # pid, which a suite of tens of thousands of processes makes likely).
+        rm -f "$roots/$suite.status"
+        (
+            status=0
+            "$root/scripts/debian-root.sh" make "$suite" "$roots/$suite" >"$roots/$suite.log" 2>&1 ||
+                status=$?
+            echo "$status" >"$roots/$suite.status"
+            exit "$status"
+        ) &
         root_pids[$suite]=$!
     done
 fi
 # Ends the root makers still running when the suite stops early (a failed build).
+# Only those without a status file: a maker that ended may have had its pid reused.
 stop_root_makers() {
-    local pid
-    for pid in "${root_pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
+    local suite
+    for suite in "${!root_pids[@]}"; do
+        if [[ ! -e $roots/$suite.status ]]; then
+            pkill -TERM -P "${root_pids[$suite]}" 2>/dev/null || true
+            kill "${root_pids[$suite]}" 2>/dev/null || true
+        fi
     done
 }
 trap stop_root_makers EXIT
@@ -189,8 +203,9 @@ fi
 
 # Waits for the root of suite $1; false (and the suite fails) when it could not be made.
 root_ready() {
-    local status=0 took
-    wait "${root_pids[$1]}" || status=$?
+    local status took
+    wait "${root_pids[$1]}" 2>/dev/null || true
+    status=$(cat "$roots/$1.status" 2>/dev/null || echo 1)
     # Its own time, from its log (it ran beside the host's build): "made ... in 158s".
     took=$(sed -n 's/^debian-root.sh: made .* in \([0-9]*s\) (.*/\1/p' "$roots/$1.log")
     grep -q "already a $1 root" "$roots/$1.log" && took="0s (reused)"

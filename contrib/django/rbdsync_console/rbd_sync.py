@@ -240,11 +240,14 @@ def answer_for(code, stdout, stderr, detach):
 
 def busy_message(result, holder):
     """"already running: started by cron at 22:10:03 (pid 4242 on web-1, run …), reading
-    3120/10000" from the holder; rbd-sync's own line when the holder is not an rbd-sync
-    run (an admin's flock(1) has only a pid)."""
+    3120/10000" from the holder ("started by web (alice)" for alice's press); rbd-sync's
+    own line when the holder is not an rbd-sync run (an admin's flock(1) has only a
+    pid)."""
     if not holder or "trigger" not in holder:
         return result.get("message") or "already running"
-    text = (f'already running: started by {holder["trigger"]} at '
+    who = holder["trigger"] + (f' ({holder["requested_by"]})' if holder.get("requested_by")
+                               else "")
+    text = (f'already running: started by {who} at '
             f'{local_time(holder.get("started_at"))} (pid {holder.get("pid")} on '
             f'{holder.get("host")}, run {holder.get("run_id")})')
     if holder.get("total"):

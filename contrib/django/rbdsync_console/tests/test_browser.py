@@ -211,7 +211,7 @@ class BlockStorageInBrowser(PageDriver, StaticLiveServerTestCase):
             self.assertEqual(second["state"], "already_running", second)
             self.assertEqual(second["run_id"], first["run_id"], "names the first run")
             notice = self.text("notice")
-            self.assertIn("already running: started by web at ", notice)
+            self.assertIn("already running: started by web (operator) at ", notice)
             self.assertIn(f"(pid {first['pid']} on ", notice)
             self.assertIn(f"run {first['run_id']})", notice)
             self.assertTrue(self.progress_visible(), "the first run's bar stays up")

@@ -323,7 +323,7 @@ class SyncNowWithoutSecretsInBrowser(PageDriver, StaticLiveServerTestCase):
             second = self.press_for_answer()
             self.assertEqual(second["state"], "already_running", second)
             self.assertEqual(second["run_id"], first["run_id"], "names the first run")
-            self.assertIn("already running: started by web at ", self.text("notice"))
+            self.assertIn("already running: started by web (operator) at ", self.text("notice"))
             self.assertIn(f"(pid {pid} on ", self.text("notice"))
             self.timer.step("second press, from a restarted site: already running")
         finally:

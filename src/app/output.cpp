@@ -60,11 +60,6 @@ std::string shown(const std::string& text) {
   return display_text(text, Controls::escape);
 }
 
-/// Who asked for a run, or null when nobody said (cron, an admin without --requested-by).
-nlohmann::json requested_by_json(const std::string& requested_by) {
-  return requested_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(shown(requested_by));
-}
-
 /// "trigger web (requested by alice)", "trigger cron".
 std::string trigger_text(const RunRecord& run) {
   return "trigger " + shown(run.trigger) +
@@ -103,6 +98,10 @@ std::string describe_last_run(const RunRecord& run) {
 }
 
 }  // namespace
+
+nlohmann::json requested_by_json(const std::string& requested_by) {
+  return requested_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(shown(requested_by));
+}
 
 void print_json(const nlohmann::json& object) {
   std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;

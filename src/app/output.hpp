@@ -19,6 +19,10 @@ namespace rbdsync::app {
 /// One JSON object on one line of stdout.
 void print_json(const nlohmann::json& object);
 
+/// Who asked for a run (escaped as shown text), or null when nobody said (cron, an admin
+/// without --requested-by): the "requested_by" of every answer that names a run.
+nlohmann::json requested_by_json(const std::string& requested_by);
+
 /// Who holds a busy guard, as far as can be told.
 struct BusyHolder {
   std::string guard;                ///< "lock file PATH" or "cluster FSID"

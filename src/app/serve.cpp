@@ -269,7 +269,7 @@ TriggerRequest parse_trigger_request(const std::string& line) {
       }
       request.cluster = text;
     } else if (key == "trigger") {
-      if (text != "web" && text != "cron" && text != "manual") {
+      if (!cli::is_trigger_name(text)) {
         throw bad_request("trigger must be web, cron or manual, not '" +
                           display_text(text.substr(0, 64), Controls::escape) + "'");
       }

@@ -72,8 +72,7 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
                        const cli::Config& config) {
   if (config.format == cli::OutputFormat::json) {
     nlohmann::json object = sync_report_json(report, run_id, config.trigger);
-    object["requested_by"] =
-        config.requested_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(config.requested_by);
+    object["requested_by"] = requested_by_json(config.requested_by);
     print_json(object);
     return;
   }

@@ -205,7 +205,7 @@ void read_guard_options(const cxxopts::ParseResult& result, Config& config) {
                 "a detached run answers at once; drop --wait (the button retries, not waits)");
   }
   config.trigger = result[flag::k_trigger].as<std::string>();
-  if (config.trigger != "cron" && config.trigger != "web" && config.trigger != "manual") {
+  if (!is_trigger_name(config.trigger)) {
     throw Error(ExitCode::usage,
                 "--trigger must be cron, web or manual, not '" + config.trigger + "'",
                 k_usage_hint);
@@ -304,6 +304,10 @@ bool is_cluster_name(const std::string& name) {
            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '-' || c == '_';
          });
+}
+
+bool is_trigger_name(const std::string& name) {
+  return name == "cron" || name == "web" || name == "manual";
 }
 
 bool is_requester_name(const std::string& name) {

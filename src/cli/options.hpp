@@ -70,6 +70,8 @@ inline constexpr std::size_t k_max_requested_by = 256;
 /// ($cluster.conf, $cluster.$name.keyring) and so does rbd-sync (the lock file, the
 /// settings file): 1 to 64 letters, digits, '-' or '_', not starting with '-'.
 bool is_cluster_name(const std::string& name);
+/// Whether `name` is a trigger a run may record: cron, web or manual.
+bool is_trigger_name(const std::string& name);
 /// Whether `name` may be recorded as who asked: 1 to k_max_requested_by bytes of one
 /// printable line (common/text.hpp).
 bool is_requester_name(const std::string& name);

@@ -294,6 +294,15 @@ class Run(ReadOnlyModel):
                 "AND l.objid = (k.key & 4294967295)::pg_catalog.oid)", [str(self.fsid)])
             return cursor.fetchone()[0]
 
+    def abandoned(self):
+        """True when this row says running but its process is gone: the claim is free and
+        the row, read again, still says running (a run records its end before it lets go
+        of the claim). Refreshes the row."""
+        if not self.running or not self.claim_is_free():
+            return False
+        self.refresh_from_db()
+        return self.running
+
     @property
     def outcome(self):
         """How the run ended, in one line; None while it runs."""

@@ -81,18 +81,14 @@ def run_progress(request, run_id):
     run = Run.objects.filter(run_id=run_id).first()
     if run is None:
         raise Http404("no such run")
-    if run.running and run.claim_is_free():
-        # Read again: a run records its end before it lets go of the claim, so a row
-        # still running after the claim was seen free belongs to a dead process.
-        run.refresh_from_db()
-        if run.running:
-            return JsonResponse({"run_id": str(run.run_id), "status": "abandoned",
-                                 "phase": run.phase, "done": run.done, "total": run.total,
-                                 "trigger": run.trigger, "requested_by": run.requested_by,
-                                 "error": None,
-                                 "message": f"sync abandoned: pid {run.pid} on {run.host} ended "
-                                            "without recording how (killed?); the next sync "
-                                            "records it"})
+    if run.abandoned():
+        return JsonResponse({"run_id": str(run.run_id), "status": "abandoned",
+                             "phase": run.phase, "done": run.done, "total": run.total,
+                             "trigger": run.trigger, "requested_by": run.requested_by,
+                             "error": None,
+                             "message": f"sync abandoned: pid {run.pid} on {run.host} ended "
+                                        "without recording how (killed?); the next sync "
+                                        "records it"})
     answer = {"run_id": str(run.run_id), "status": run.status, "phase": run.phase,
               "done": run.done, "total": run.total, "trigger": run.trigger,
               "requested_by": run.requested_by, "error": run.error}

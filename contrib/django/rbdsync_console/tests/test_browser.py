@@ -64,8 +64,17 @@ class Timer:
 
 
 class PageDriver:
-    """What a test does on the page in self.browser (its class gives wait_for, which
-    fails the test saying what the page showed)."""
+    """What a test does on the page in self.browser; its class says what to report when a
+    wait fails (failure_state)."""
+
+    def wait_for(self, what, condition, seconds=60):
+        """Polls `condition` until it returns something true (returned), or fails the test
+        after `seconds` with what the class's failure_state() tells."""
+        try:
+            return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(
+                lambda _: condition())
+        except TimeoutException:
+            self.fail(f"waited {seconds}s for {what}; {self.failure_state()}")
 
     def text(self, element_id):
         return self.browser.execute_script(
@@ -131,15 +140,10 @@ class BlockStorageInBrowser(PageDriver, StaticLiveServerTestCase):
 
     # ------------------------------------------------------------ helpers
 
-    def wait_for(self, what, condition, seconds=60):
-        try:
-            return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(
-                lambda _: condition())
-        except TimeoutException:
-            self.screenshot("django-console-failure.png", check=False)
-            state = {key: self.text(key) for key in ("notice", "progress-text", "last-run")}
-            self.fail(f"waited {seconds}s for {what}; the page shows {state}, "
-                      f"images {sorted(self.image_names())}")
+    def failure_state(self):
+        self.screenshot("django-console-failure.png", check=False)
+        state = {key: self.text(key) for key in ("notice", "progress-text", "last-run")}
+        return f"the page shows {state}, images {sorted(self.image_names())}"
 
     def image_names(self):
         # One script: the table may be swapped out between two element lookups.

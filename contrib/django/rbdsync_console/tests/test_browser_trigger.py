@@ -25,8 +25,6 @@ import psycopg2
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.db import connections
 from django.test import tag
-from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.support.wait import WebDriverWait
 
 from .. import conf
 from ..dbsettings import conninfo_from_database
@@ -270,14 +268,10 @@ class SyncNowWithoutSecretsInBrowser(PageDriver, StaticLiveServerTestCase):
 
     # ------------------------------------------------------------ the page
 
-    def wait_for(self, what, condition, seconds=60):
-        try:
-            return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(
-                lambda _: condition())
-        except TimeoutException:
-            self.fail(f"waited {seconds}s for {what}; notice: {self.text('notice')}; site log: "
-                      f"{Path(self.path('site.log')).read_text()[-2000:]}; trigger: "
-                      f"{self.trigger.journal_text()[-2000:]}")
+    def failure_state(self):
+        return (f"notice: {self.text('notice')}; site log: "
+                f"{Path(self.path('site.log')).read_text()[-2000:]}; trigger: "
+                f"{self.trigger.journal_text()[-2000:]}")
 
     def open_page(self):
         self.log_in_at(f"http://127.0.0.1:{self.port}/", self.login_password)

@@ -61,13 +61,11 @@ class Command(BaseCommand):
             if run is None:
                 return rbd_sync.Answer("failed", 70, f"run {run_id} has no row in rbdsync.runs",
                                        "see `journalctl -u 'rbd-sync-trigger@*'`")
-            if run.running and run.claim_is_free():
-                run.refresh_from_db()
-                if run.running:
-                    return rbd_sync.Answer(
-                        "failed", ENDED_EXIT["abandoned"],
-                        f"run {run_id} ended without recording how (killed?)",
-                        "see `journalctl -u 'rbd-sync-trigger@*'`", run_id=run_id)
+            if run.abandoned():
+                return rbd_sync.Answer(
+                    "failed", ENDED_EXIT["abandoned"],
+                    f"run {run_id} ended without recording how (killed?)",
+                    "see `journalctl -u 'rbd-sync-trigger@*'`", run_id=run_id)
             if not run.running:
                 break
             if time.monotonic() > deadline:

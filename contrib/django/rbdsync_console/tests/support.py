@@ -1,5 +1,6 @@
 """Helpers of the app's tests: inventory rows written the way rbd-sync writes them (the
 models refuse to write), the environment's services, a lock held like another sync's."""
+import contextlib
 import datetime
 import fcntl
 import os
@@ -7,10 +8,12 @@ import tempfile
 import time
 import uuid
 
+import psycopg2
 from django.db import connections
 from django.utils import timezone
 
 from .. import conf
+from ..dbsettings import conninfo_from_database
 
 FSID = "0bbd9a41-0000-4000-8000-000000000001"
 MIB = 1 << 20
@@ -103,6 +106,21 @@ def wipe_inventory():
     execute("TRUNCATE rbdsync.clusters, rbdsync.pools, rbdsync.namespaces, rbdsync.images, "
             "rbdsync.snapshots, rbdsync.trash, rbdsync.runs, rbdsync.pool_usage_history, "
             "rbdsync.cluster_usage_history")
+
+
+@contextlib.contextmanager
+def images_table_locked():
+    """A session of the test's own holding rbdsync.images exclusively, as a long report
+    query on the console could, until the block ends (the session closes, rolling back):
+    a run is held in its write phase by the lock itself, never by a sleep."""
+    blocker = psycopg2.connect(
+        conninfo_from_database(connections[conf.get("DATABASE")].settings_dict))
+    try:
+        with blocker.cursor() as cursor:
+            cursor.execute("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE")
+        yield
+    finally:
+        blocker.close()
 
 
 class HeldLock:

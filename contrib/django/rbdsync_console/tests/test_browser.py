@@ -13,10 +13,8 @@ import shutil
 import tempfile
 import time
 
-import psycopg2
 from django.contrib.auth.models import User
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
-from django.db import connections
 from django.test import tag
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
@@ -24,11 +22,9 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
 
-from .. import conf
-from ..dbsettings import conninfo_from_database
 from .ceph import TestPool
-from .support import (MIB, add_cluster, add_run, process_gone, required_env, wait_until,
-                      wipe_inventory)
+from .support import (MIB, add_cluster, add_run, images_table_locked, process_gone,
+                      required_env, wait_until, wipe_inventory)
 from .test_sync_now import console_settings
 
 # Debian's builds, named: selenium-manager must never try to download a driver.
@@ -194,11 +190,7 @@ class BlockStorageInBrowser(PageDriver, StaticLiveServerTestCase):
 
         # The sync's writes wait behind this session's lock (as behind a long report
         # query), so the first run is still going when the second press arrives.
-        database = conninfo_from_database(connections[conf.get("DATABASE")].settings_dict)
-        blocker = psycopg2.connect(database)
-        try:
-            with blocker.cursor() as cursor:
-                cursor.execute("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE")
+        with images_table_locked():  # ends: the first run's writes go ahead
             first = self.press()
             self.assertEqual(first["state"], "started", first)
             self.assertRegex(self.text("notice"),
@@ -220,8 +212,6 @@ class BlockStorageInBrowser(PageDriver, StaticLiveServerTestCase):
             self.assertIn(f"run {first['run_id']})", notice)
             self.assertTrue(self.progress_visible(), "the first run's bar stays up")
             self.screenshot("django-console-already-running.png")
-        finally:
-            blocker.close()  # rolls back: the first run's writes go ahead
 
         self.wait_for("the run to end as succeeded",
                       lambda: self.text("notice").startswith("sync succeeded"))

@@ -21,7 +21,6 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import psycopg2
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.db import connections
 from django.test import tag
@@ -30,7 +29,8 @@ from .. import conf
 from ..dbsettings import conninfo_from_database
 from ..models import Run
 from .ceph import TestPool
-from .support import process_gone, required_env, wait_until, wipe_inventory
+from .support import (images_table_locked, process_gone, required_env, wait_until,
+                      wipe_inventory)
 from .test_browser import RUN_ID, PageDriver, Timer, headless_chromium
 from .test_grants import GRANT_SQL, admin_execute, dbname
 from .trigger import TriggerSocket, service_file_lines, writer_conninfo
@@ -297,11 +297,7 @@ class SyncNowWithoutSecretsInBrowser(PageDriver, StaticLiveServerTestCase):
         self.open_page()
         # The run's writes wait behind this session's lock, so it is still running when
         # the server is killed and when the second press arrives.
-        database = conninfo_from_database(connections[conf.get("DATABASE")].settings_dict)
-        blocker = psycopg2.connect(database)
-        try:
-            with blocker.cursor() as cursor:
-                cursor.execute("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE")
+        with images_table_locked():  # ends: the first run's writes go ahead
             first = self.press_for_answer()
             self.assertEqual(first["state"], "started", first)
             self.assertRegex(first["run_id"], RUN_ID)
@@ -320,8 +316,6 @@ class SyncNowWithoutSecretsInBrowser(PageDriver, StaticLiveServerTestCase):
             self.assertIn("already running: started by web (operator) at ", self.text("notice"))
             self.assertIn(f"(pid {pid} on ", self.text("notice"))
             self.timer.step("second press, from a restarted site: already running")
-        finally:
-            blocker.close()
 
         wait_until(f"run pid {pid} to end", lambda: process_gone(pid), seconds=120)
         run_row = Run.objects.get(run_id=first["run_id"])

@@ -7,19 +7,16 @@ import re
 import signal
 from unittest import mock
 
-import psycopg2
 
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from django.db import connections
 from django.test import TransactionTestCase
 from django.urls import reverse
 
-from .. import conf
-from ..dbsettings import conninfo_from_database
 from ..models import PoolUsage, Run
 from .ceph import TestPool
-from .support import MIB, lock_dir, process_gone, wait_until, wipe_inventory
+from .support import (MIB, images_table_locked, lock_dir, process_gone, wait_until,
+                      wipe_inventory)
 from .test_sync_now import console_settings
 
 
@@ -92,11 +89,7 @@ class EndToEnd(TransactionTestCase):
     def test_a_killed_run_is_answered_abandoned_so_that_the_page_stops_following_it(self):
         # The run's writes wait behind this session's lock, so it is still running when
         # it is killed: its row stays `running`, and only the claim it held tells.
-        blocker = psycopg2.connect(
-            conninfo_from_database(connections[conf.get("DATABASE")].settings_dict))
-        self.addCleanup(blocker.close)
-        with blocker.cursor() as cursor:
-            cursor.execute("LOCK TABLE rbdsync.images IN EXCLUSIVE MODE")
+        self.enterContext(images_table_locked())
         answer = self.client.post(reverse("rbdsync_console:sync_now"),
                                   HTTP_ACCEPT="application/json").json()
         self.assertEqual(answer["state"], "started", answer)
@@ -116,4 +109,3 @@ class EndToEnd(TransactionTestCase):
         self.assertIn(f"sync abandoned: pid {answer['pid']} on ", abandoned["message"])
         self.assertEqual(Run.objects.get(run_id=answer["run_id"]).status, "running",
                          "the row itself is the next sync's to mark")
-        blocker.close()

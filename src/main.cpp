@@ -57,11 +57,14 @@ int main(int argc, char** argv) {
         std::cout << "rbd-sync " << rbdsync::k_version << std::endl;
         return 0;
       case rbdsync::cli::Command::run:
-        return rbdsync::to_int(rbdsync::app::run_sync(config, [&detached](const std::string& id) {
-          if (detached) {
-            detached->report_started(id);
-          }
-        }));
+        return rbdsync::app::run_exit_status(
+            rbdsync::app::run_sync(config,
+                                   [&detached](const std::string& id) {
+                                     if (detached) {
+                                       detached->report_started(id);
+                                     }
+                                   }),
+            config);
       case rbdsync::cli::Command::migrate:
         return rbdsync::to_int(rbdsync::app::run_migrate(config));
       case rbdsync::cli::Command::status:

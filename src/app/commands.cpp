@@ -62,6 +62,10 @@ ExitCode run_sync(const cli::Config& config, const OnGuarded& on_guarded) {
   return call_core(call);
 }
 
+int run_exit_status(ExitCode code, const cli::Config& config) {
+  return code == ExitCode::already_running ? config.conflict_exit_code : to_int(code);
+}
+
 ExitCode run_migrate(const cli::Config& config) {
   interrupts::install();
   CoreCall call;

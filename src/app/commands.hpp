@@ -21,6 +21,10 @@ using OnGuarded = std::function<void(const std::string& run_id)>;
 /// the run holds both guards and its row is recorded (`run --detach` answers "started" there).
 ExitCode run_sync(const cli::Config& config, const OnGuarded& on_guarded = {});
 
+/// The exit status of a run that ended with `code`: --conflict-exit-code when the guard
+/// was busy, the code itself otherwise.
+int run_exit_status(ExitCode code, const cli::Config& config);
+
 /// `rbd-sync migrate`: brings the database schema up to this binary's version (in the
 /// core; no guard).
 ExitCode run_migrate(const cli::Config& config);

@@ -149,9 +149,9 @@ void print_started(const std::string& run_id, int pid, const std::string& log_pa
   }
 }
 
-nlohmann::json busy_json(const BusyHolder& holder, std::time_t now) {
+nlohmann::json busy_json(const BusyHolder& holder, std::time_t now, int exit_code) {
   nlohmann::json object = {{"status", k_answer_already_running},
-                           {"exit_code", to_int(ExitCode::already_running)},
+                           {"exit_code", exit_code},
                            {"message", "already running: " + describe_holder(holder, now)},
                            {"hint",
                             "another sync is running; try again once it ends, or "
@@ -169,7 +169,7 @@ nlohmann::json busy_json(const BusyHolder& holder, std::time_t now) {
 void print_already_running(const BusyHolder& holder, const cli::Config& config) {
   const std::time_t now = std::time(nullptr);
   if (config.format == cli::OutputFormat::json) {
-    print_json(busy_json(holder, now));
+    print_json(busy_json(holder, now, config.conflict_exit_code));
   }
   if (!config.quiet) {
     // Not a failure (the guard did its job), but worth a look if it happens every night.

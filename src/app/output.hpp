@@ -35,7 +35,8 @@ struct BusyHolder {
 std::string describe_holder(const BusyHolder& holder, std::time_t now);
 
 /// The --json object of a busy guard at time `now` (what print_already_running prints).
-nlohmann::json busy_json(const BusyHolder& holder, std::time_t now);
+/// `exit_code`: what the run exits with (75, or --conflict-exit-code).
+nlohmann::json busy_json(const BusyHolder& holder, std::time_t now, int exit_code);
 
 /// The --json object of a failure (what print_error prints); `run_id` "" gives null.
 nlohmann::json error_json(const Error& error, const std::string& run_id);

@@ -32,6 +32,10 @@ std::vector<OptionSpec> guard_options() {
        "wait up to this many seconds (at most 86400) for a running sync on this host to finish "
        "instead of exiting 75",
        "0", true, G::guard, k_run, false},
+      {flag::k_conflict_exit_code, "", V::number, "CODE",
+       "the exit status when another sync holds the guard, as in 'flock -E'; the answer printed "
+       "is the same (0 suits a Kubernetes CronJob, where 75 would count as a failed Job)",
+       "75", true, G::guard, k_run, false},
       {flag::k_trigger, "", V::text, "cron|web|manual",
        "who started this run, as the holder record, the run history and the result tell it",
        "manual", true, G::guard, k_run, false},
@@ -59,8 +63,9 @@ std::vector<OptionSpec> ceph_options() {
        "--mon-host and a key are given",
        false, G::ceph, k_run, false, flag::k_ceph_conf},
       {flag::k_mon_host, "m", V::text, "HOST[,HOST]",
-       "the mon addresses, as in 'rbd -m', in place of ceph.conf's mon_host", "", false, G::ceph,
-       k_run, false},
+       "the mon addresses, as in 'rbd -m', in place of ceph.conf's mon_host; Rook's form "
+       "(a=ADDR,b=ADDR) is taken, the names dropped",
+       "", false, G::ceph, k_run, false},
       {flag::k_id, "i", V::text, "ID", "the Ceph client id, as in 'rbd --id'", "admin", false,
        G::ceph, k_run, false},
       {flag::k_name, "n", V::text, "client.ID",

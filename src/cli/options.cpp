@@ -1,7 +1,9 @@
 #include "cli/options.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include <cxxopts.hpp>
@@ -199,6 +201,8 @@ void read_guard_options(const cxxopts::ParseResult& result, Config& config) {
   // The cluster's own lock file unless one is named: read_ceph_options() has the cluster.
   config.lock_file = non_empty_value(result, flag::k_lock_file).value_or("");
   config.wait_seconds = seconds_in(result, flag::k_wait, 0, 86400);
+  config.conflict_exit_code =
+      number_in(result, flag::k_conflict_exit_code, 0, 255, "(an exit status)");
   config.detach = result.count(flag::k_detach) != 0;
   if (config.detach && config.wait_seconds > 0) {
     throw Error(ExitCode::usage, "--detach and --wait exclude each other",
@@ -227,6 +231,43 @@ ImageReader parse_reader(const std::string& name) {
 }
 
 /// The Ceph options of argv, with CEPH_ARGS's early ones (`env`) where argv has none;
+/// The mons as librados takes them. Rook keeps a cluster's mons in the ConfigMap
+/// rook-ceph-mon-endpoints as `a=10.0.0.1:6789,b=10.0.0.2:6789`, which a pod gets as an
+/// environment variable; librados refuses the `NAME=` prefixes ("unable to parse
+/// addrs"), so they are dropped: a pod passes the value as it is.
+std::string mon_addresses(const std::string& value) {
+  const auto is_name_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_';
+  };
+  std::string addresses;
+  std::size_t start = 0;
+  int brackets = 0;  // `[v2:...,v1:...]` is one address with commas inside
+  for (std::size_t i = 0; i <= value.size(); ++i) {
+    if (i < value.size() && value[i] == '[') {
+      ++brackets;
+    } else if (i < value.size() && value[i] == ']') {
+      --brackets;
+    }
+    if (i < value.size() && !(value[i] == ',' && brackets == 0)) {
+      continue;
+    }
+    std::string_view entry(value.data() + start, i - start);
+    const std::size_t equals = entry.find('=');
+    if (equals != std::string_view::npos && equals > 0 &&
+        std::all_of(entry.begin(), entry.begin() + static_cast<std::ptrdiff_t>(equals),
+                    is_name_char)) {
+      entry.remove_prefix(equals + 1);
+    }
+    if (!addresses.empty()) {
+      addresses += ',';
+    }
+    addresses += entry;
+    start = i + 1;
+  }
+  return addresses;
+}
+
 /// librados reads CEPH_ARGS's other options itself, below those of argv.
 void read_ceph_options(const cxxopts::ParseResult& result, const EarlyCephArgs& env,
                        Config& config) {
@@ -251,7 +292,7 @@ void read_ceph_options(const cxxopts::ParseResult& result, const EarlyCephArgs& 
     config.keyfile = std::move(*keyfile);
   }
   if (auto mon_host = non_empty_value(result, flag::k_mon_host)) {
-    config.mon_host = std::move(*mon_host);
+    config.mon_host = mon_addresses(*mon_host);
   }
   if (result.count(flag::k_pool) != 0) {
     config.pools = result[flag::k_pool].as<std::vector<std::string>>();

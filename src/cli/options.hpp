@@ -14,6 +14,8 @@ inline constexpr const char* k_lock_file = "lock-file";
 inline constexpr const char* k_wait = "wait";
 inline constexpr const char* k_trigger = "trigger";
 inline constexpr const char* k_detach = "detach";
+/// flock(1)'s spelling: the exit status of a run that finds the guard busy.
+inline constexpr const char* k_conflict_exit_code = "conflict-exit-code";
 inline constexpr const char* k_requested_by = "requested-by";
 inline constexpr const char* k_settings_dir = "settings-dir";
 inline constexpr const char* k_connection = "connection";
@@ -108,6 +110,9 @@ struct Config {
   std::string help_text;   ///< filled for Command::help
   Command command = Command::help;
   int wait_seconds = 0;  ///< 0: do not wait for a busy guard
+  /// run: the exit status of "already running" (0 for a scheduler that would count 75
+  /// as a failure and retry, as a Kubernetes Job does); what it prints is the same
+  int conflict_exit_code = 75;
   int ceph_timeout_seconds = 30;
   int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout
   /// Days of run and usage history a run keeps (older rows are deleted in its

@@ -116,7 +116,7 @@ TEST(Output, BusyJsonNamesTheHolder) {
   run.done = 31;
   run.total = 100;
   holder.run = run;
-  EXPECT_EQ(busy_json(holder, 1764800252).dump(),
+  EXPECT_EQ(busy_json(holder, 1764800252, 75).dump(),
             R"j({"exit_code":75,"guard":"cluster 6d4c7f3a-1b2c-4d5e-8f90-0123456789ab",)j"
             R"j("hint":"another sync is running; try again once it ends,)j"
             R"j( or queue with --wait SECONDS","holder":{"age_seconds":252,"done":31,)j"
@@ -127,7 +127,7 @@ TEST(Output, BusyJsonNamesTheHolder) {
             R"j( started 22:13:20 (4m12s ago), images 31/100 (run run-0002,)j"
             R"j( cluster 6d4c7f3a-1b2c-4d5e-8f90-0123456789ab)","status":"already_running"})j");
   const BusyHolder unknown{"lock file /run/rbd-sync.lock", std::nullopt, 777};
-  EXPECT_EQ(busy_json(unknown, 1764800252).dump(),
+  EXPECT_EQ(busy_json(unknown, 1764800252, 75).dump(),
             R"j({"exit_code":75,"guard":"lock file /run/rbd-sync.lock",)j"
             R"j("hint":"another sync is running; try again once it ends,)j"
             R"j( or queue with --wait SECONDS","holder":{"pid":777},)j"
@@ -149,7 +149,7 @@ TEST(Output, ARunsTextFromTheLockFileIsEscapedWhereItIsShown) {
   run.phase = "reading\x07";
   run.requested_by = "eve\x1b]0;pwned\x07";
   const BusyHolder holder{"lock file /run/lock/rbd-sync/sync.lock", run, std::nullopt};
-  const nlohmann::json busy = busy_json(holder, 1764800252);
+  const nlohmann::json busy = busy_json(holder, 1764800252, 75);
   EXPECT_EQ(busy["holder"]["host"], R"(web\x1b[2J\x0aroot)");
   EXPECT_EQ(busy["holder"]["trigger"], R"(cron\x0d)");
   EXPECT_EQ(busy["holder"]["phase"], R"(reading\x07)");

@@ -279,6 +279,27 @@ TEST(CliOptions, CephOptionsAreSpelledAsRbdSpellsThem) {
   EXPECT_EQ(parse_args({"run", "--keyring", "/k"}).keyring, "/k");
 }
 
+// A pod gets Rook's mon endpoints ConfigMap as it is: `NAME=ADDR` entries, which
+// librados refuses; the names go, the addresses (bracketed ones too) stay.
+TEST(CliOptions, MonHostTakesRooksMonEndpointsForm) {
+  EXPECT_EQ(parse_args({"run", "-m", "a=10.0.0.1:6789,b=10.0.0.2:6789,c=10.0.0.3:6789"}).mon_host,
+            "10.0.0.1:6789,10.0.0.2:6789,10.0.0.3:6789");
+  EXPECT_EQ(
+      parse_args({"run", "-m", "a=[v2:10.0.0.1:3300,v1:10.0.0.1:6789],mon-b_2=h:3300"}).mon_host,
+      "[v2:10.0.0.1:3300,v1:10.0.0.1:6789],h:3300");
+  // Not a name before the '=': left for librados to judge.
+  EXPECT_EQ(parse_args({"run", "-m", "a b=1.2.3.4"}).mon_host, "a b=1.2.3.4");
+  EXPECT_EQ(parse_args({"run", "-m", "=1.2.3.4,x"}).mon_host, "=1.2.3.4,x");
+}
+
+TEST(CliOptions, ConflictExitCodeIsFlocksAndDefaultsTo75) {
+  EXPECT_EQ(parse_args({"run"}).conflict_exit_code, 75);
+  EXPECT_EQ(parse_args({"run", "--conflict-exit-code", "0"}).conflict_exit_code, 0);
+  EXPECT_EQ(failure_of({"run", "--conflict-exit-code", "256"}), ExitCode::usage);
+  EXPECT_EQ(failure_of({"run", "--conflict-exit-code", "-1"}), ExitCode::usage);
+  EXPECT_EQ(failure_of({"status", "--conflict-exit-code", "0"}), ExitCode::usage);
+}
+
 // Scripts written before rbd-sync took rbd's spelling pass --ceph-conf.
 TEST(CliOptions, TheOldSpellingOfConfStillWorks) {
   EXPECT_EQ(parse_args({"run", "--ceph-conf", "/old.conf"}).ceph_conf, "/old.conf");

@@ -137,6 +137,19 @@ TEST_F(BusyGuardTest, JsonSaysAlreadyRunningWithTheSameExitCode) {
   EXPECT_EQ(json.at("exit_code"), 75);
 }
 
+// What a Kubernetes CronJob passes: the same answer, exit status 0 (75 would fail the Job).
+TEST_F(BusyGuardTest, ConflictExitCodeChangesOnlyTheExitStatus) {
+  FlockHolder holder(lock_file);
+  const RunResult result = run_rbd_sync(args({"--json", "--conflict-exit-code", "0"}));
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("already running"), std::string::npos) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json.at("status"), "already_running");
+  EXPECT_EQ(json.at("exit_code"), 0);
+  EXPECT_EQ(run_rbd_sync(args({"--conflict-exit-code", "9"})).exit_code, 9);
+  EXPECT_FALSE(postgres.was_contacted());
+}
+
 TEST_F(BusyGuardTest, OnceTheHolderIsGoneTheRunGoesOnToContactPostgres) {
   // The other half of the proof above: the same command line, unlocked, does reach the
   // listener, so "not contacted" there was not an accident of the setup.

@@ -151,6 +151,11 @@ TEST_F(GuardTest, RunOnAnotherHostExitsBusyNamingTheHolderFromTheDatabase) {
   EXPECT_NE(second.err.find("cluster " + ceph.fsid()), std::string::npos) << second.err;
   const auto json = nlohmann::json::parse(second.out);
   EXPECT_EQ(json["holder"]["pid"], first.pid());
+  // Busy in the database, not in the lock file: --conflict-exit-code applies there too.
+  const RunResult third = run_rbd_sync(
+      args_with_lock(dir.file("host-c.lock"), {"--json", "--conflict-exit-code", "0"}));
+  EXPECT_EQ(third.exit_code, 0) << third.err;
+  EXPECT_EQ(nlohmann::json::parse(third.out).at("status"), "already_running");
 
   ::kill(first.pid(), SIGCONT);
   const RunResult first_result = first.wait();

@@ -53,6 +53,14 @@ extra_pkgs=(
 # scripts/test.sh --all builds and tests in a Debian 13 root that mmdebstrap makes from
 # Debian's archive (scripts/debian-root.sh).
 extra_pkgs+=(mmdebstrap)
+# The OCI image (scripts/build-image.sh) and the Kubernetes pods of its tests
+# (tests/container/, reading deploy/kubernetes/ with PyYAML): podman with runc
+# (scripts/podman-env.sh says why not crun). The console's Python package
+# (contrib/django/pyproject.toml): built by pybuild in the Debian package, and as a
+# wheel by python3-build for the Django tests, which run against it installed by
+# python3-installer.
+extra_pkgs+=(podman runc python3-yaml dh-python pybuild-plugin-pyproject python3-all
+    python3-setuptools python3-build python3-installer python3-wheel)
 
 all_pkgs=("${build_pkgs[@]}" "${lib_pkgs[@]}" "${service_pkgs[@]}" "${extra_pkgs[@]}")
 

@@ -119,6 +119,8 @@ work=$(mktemp -d /tmp/rbd-sync-test.XXXXXX)
 stop_services() {
     stop_root_makers
     if [[ -d $work/reef ]]; then "$root/scripts/ceph-cluster.sh" stop "$work/reef" || true; fi
+    if [[ -d $work/tentacle ]]; then "$root/scripts/ceph-cluster.sh" stop "$work/tentacle" || true; fi
+    "$root/scripts/podman-env.sh" stop "$work/podman" || true
     "$root/scripts/pg-server.sh" stop "$work/pg" || true
     "$root/scripts/ceph-cluster.sh" stop "$work/ceph" || true
     rm -rf "$work"
@@ -144,8 +146,8 @@ tidy_pid=$!
 t_tidy=$(date +%s.%N)
 
 # In build/: everything but what --all adds. --all runs all of it.
-only_default=(-LE "package|browser|bench|matrix")
-((all)) && only_default=(-LE matrix)
+only_default=(-LE "package|browser|bench|matrix|container")
+((all)) && only_default=(-LE "matrix|container")
 part "the suite in build/ (ctest -j $test_jobs)" \
     ctest --test-dir build --output-on-failure --timeout 900 -j "$test_jobs" "${only_default[@]}" ||
     true
@@ -181,7 +183,7 @@ if ((all)); then
         LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             ctest --test-dir build-asan --output-on-failure --timeout 900 -j "$test_jobs" \
-                -LE "lint|package|browser|django|bench|matrix" \
+                -LE "lint|package|browser|django|bench|matrix|container" \
                 -E "PerImageCost|FiftyRuns|TwentyPresses|ObjectMapBound"
     }
     if part "build build-asan/ (Debug, ASan + UBSan)" build_asan; then
@@ -229,6 +231,25 @@ reef_matrix() {
         )
 }
 
+# The OCI image (scripts/build-image.sh: the package built in the sid root, a root file
+# system of sid's packages, imported into a throwaway podman) and deploy/kubernetes/'s
+# pods run in it (label container) against a Tentacle cluster from the sid root, whose
+# keys are aes256k as current Rook's are, and the suite's PostgreSQL.
+container_tests() {
+    local image
+    "$root/scripts/podman-env.sh" start "$work/podman" || return 1
+    # shellcheck source=/dev/null
+    source "$work/podman/env.sh"
+    image=$(RBDSYNC_ROOTS=$roots "$root/scripts/build-image.sh" "$work/image") || return 1
+    CEPH_CLUSTER_ROOT=$roots/sid CEPH_CLUSTER_MGR=0 "$root/scripts/ceph-cluster.sh" start "$work/tentacle" ||
+        return 1
+    (
+        # shellcheck source=/dev/null
+        source "$work/tentacle/env.sh"
+        RBDSYNC_TEST_IMAGE=$image ctest --test-dir build --output-on-failure --timeout 900 -L container
+    )
+}
+
 if ((all)); then
     if root_ready trixie; then
         part "Debian 13: build, unit, PostgreSQL 17 and Django 4.2 tests, package (build-trixie/)" \
@@ -240,6 +261,8 @@ if ((all)); then
         part "cluster matrix: Tentacle 20.2, built and run in sid (build-sid/)" \
             "$root/scripts/debian-root.sh" run "$roots/sid" \
             "$root/scripts/test-in-root.sh" --matrix --no-package "$root/build-sid" || true
+        part "containers: the image from sid's packages, the Kubernetes pods in podman" \
+            container_tests || true
     fi
 fi
 

@@ -7,6 +7,7 @@ import os
 import tempfile
 import time
 import uuid
+from pathlib import Path
 
 import psycopg2
 from django.db import connections
@@ -18,6 +19,12 @@ from ..dbsettings import conninfo_from_database
 FSID = "0bbd9a41-0000-4000-8000-000000000001"
 MIB = 1 << 20
 GIB = 1 << 30
+
+
+def source_path(*parts):
+    """A file of the rbd-sync checkout under test (RBDSYNC_TEST_SOURCE_DIR): the tests run
+    against the app installed from its wheel, which holds only the app."""
+    return Path(required_env("RBDSYNC_TEST_SOURCE_DIR"), *parts)
 
 
 def required_env(name):

@@ -29,13 +29,14 @@ from .. import conf
 from ..dbsettings import conninfo_from_database
 from ..models import Run
 from .ceph import TestPool
-from .support import (images_table_locked, process_gone, required_env, wait_until,
-                      wipe_inventory)
+from .support import (images_table_locked, process_gone, required_env, source_path,
+                      wait_until, wipe_inventory)
 from .test_browser import RUN_ID, PageDriver, Timer, headless_chromium
 from .test_grants import GRANT_SQL, admin_execute, dbname
 from .trigger import TriggerSocket, service_file_lines, writer_conninfo
 
-SITE = Path(__file__).resolve().parents[2]  # contrib/django
+# The app under test: the installed copy the runner imported (tests/console/).
+APP = Path(__file__).resolve().parents[1]
 # Held while adding and removing accounts: another suite on this machine may be adding
 # users (useradd fails while /etc/passwd is locked); the C++ suite takes it too.
 ACCOUNTS_LOCK = "/tmp/rbd-sync-test-accounts.lock"
@@ -179,7 +180,12 @@ class SyncNowWithoutSecretsInBrowser(PageDriver, StaticLiveServerTestCase):
         """The site's files, its read-only role and .pgpass (the web user's), its Django
         tables in a schema of its own, and a superuser to log in as."""
         site = self.path("site")
-        shutil.copytree(SITE, site, dirs_exist_ok=True,
+        # The demo site's project files and the app under test, which the web user reads.
+        demo = source_path("contrib", "django")
+        shutil.copytree(demo / "demo_site", os.path.join(site, "demo_site"), dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(demo / "manage.py", site)
+        shutil.copytree(APP, os.path.join(site, "rbdsync_console"), dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__", "tests"))
         admin = required_env("RBDSYNC_TEST_DB_ADMIN")
         database = conninfo_from_database(connections[conf.get("DATABASE")].settings_dict)

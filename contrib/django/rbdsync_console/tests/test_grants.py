@@ -5,7 +5,6 @@ import re
 import secrets
 import subprocess
 import tempfile
-from pathlib import Path
 
 import psycopg2
 import psycopg2.errors
@@ -15,9 +14,9 @@ from django.test import TransactionTestCase
 
 from .. import conf
 from ..dbsettings import conninfo_from_database
-from .support import required_env
+from .support import required_env, source_path
 
-GRANT_SQL = Path(__file__).resolve().parents[2] / "grant-select.sql"
+GRANT_SQL = source_path("contrib", "django", "grant-select.sql")
 
 
 def admin_execute(conninfo, statement, params=None):

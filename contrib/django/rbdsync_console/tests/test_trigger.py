@@ -15,7 +15,7 @@ from django.urls import reverse
 from .. import rbd_sync
 from ..models import Run
 from .ceph import TestPool
-from .support import HeldLock, lock_dir, wait_until, wipe_inventory
+from .support import HeldLock, lock_dir, source_path, wait_until, wipe_inventory
 from .test_sync_now import console_settings
 from .trigger import TriggerSocket, write_settings
 
@@ -87,9 +87,8 @@ class ThroughTheTriggerSocket(TransactionTestCase):
         self.assertIn("/default/rbd-sync", str(raised.exception))
 
     def test_the_examples_press_asks_the_socket_too(self):
-        example = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "examples",
-                               "web_backend.py")
-        pressed = subprocess.run(["/usr/bin/python3", example, "press", "--socket",
+        example = source_path("examples", "web_backend.py")
+        pressed = subprocess.run(["/usr/bin/python3", str(example), "press", "--socket",
                                   self.trigger.path, "--requested-by", "eve"],
                                  capture_output=True, text=True, timeout=120, check=False)
         self.assertEqual(pressed.returncode, 0, pressed.stderr)

@@ -29,6 +29,7 @@ guide_client=rbdsync-guide-$$
 guide_cluster=guide$$
 cleanup() {
     dpkg -P rbd-sync >/dev/null 2>&1 || true
+    dpkg -P python3-rbdsync-console >/dev/null 2>&1 || true
     # The admin's files a purge keeps: the test's database password among them.
     rm -f /var/lib/rbd-sync/.pgpass /var/lib/rbd-sync/.pg_service.conf
     rmdir /var/lib/rbd-sync 2>/dev/null || true
@@ -386,4 +387,27 @@ ok "upgraded 0.1.0 (schema $old_version) to $version (schema $latest) under a li
 dpkg -P rbd-sync >/dev/null
 rm -f /var/lib/rbd-sync/.pgpass /var/lib/rbd-sync/.pg_service.conf
 rmdir /var/lib/rbd-sync
+
+# --- the console's package -------------------------------------------------------------
+# python3-rbdsync-console: Debian's Django and psycopg2 satisfy it; the app is imported from
+# /usr/lib/python3/dist-packages, not the checkout, and a site that lists it passes
+# Django's checks with its templates and static files found (its Django tests run against
+# its wheel: tests/console/).
+console_deb=$(ls "$build"/deb/python3-rbdsync-console_"$version"_all.deb)
+dpkg -i "$console_deb" >/dev/null || fail "python3-rbdsync-console does not install"
+mkdir -p "$scratch/console-site"
+ln -s "$source/contrib/django/demo_site" "$scratch/console-site/demo_site"
+console_env=(env -C "$scratch/console-site" PYTHONPATH="$scratch/console-site" PYTHONDONTWRITEBYTECODE=1
+    DJANGO_SECRET_KEY=deb-test RBDSYNC_CONSOLE_DB="$RBDSYNC_TEST_DB" RBDSYNC_CONSOLE_TRIGGER_SOCKET=)
+imported=$("${console_env[@]}" /usr/bin/python3 -P -c 'import rbdsync_console; print(rbdsync_console.__file__)')
+[[ $imported == /usr/lib/python3/dist-packages/rbdsync_console/__init__.py ]] ||
+    fail "rbdsync_console is imported from $imported, not the package"
+checked=$("${console_env[@]}" /usr/bin/python3 -P -m django check --settings=demo_site.settings 2>&1) ||
+    fail "manage.py check with the packaged app: $checked"
+found=$("${console_env[@]}" /usr/bin/python3 -P -m django findstatic --settings=demo_site.settings \
+    rbdsync_console/console.js 2>&1) || fail "the packaged app's static files: $found"
+grep -q /usr/lib/python3/dist-packages/rbdsync_console/static/rbdsync_console/console.js <<<"$found" ||
+    fail "console.js is not served from the package: $found"
+dpkg -P python3-rbdsync-console >/dev/null
+ok "python3-rbdsync-console ($(stat -c %s "$console_deb") bytes) installs, imports from the package and passes Django's checks"
 echo "package ok"

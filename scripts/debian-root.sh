@@ -47,7 +47,7 @@ packages() {
         dpkg-dev debhelper lintian logrotate gzip groff-base systemd systemd-dev
         python3-prometheus-client
         dh-python pybuild-plugin-pyproject python3-all python3-setuptools python3-build
-        python3-installer python3-wheel
+        python3-installer python3-wheel python3-yaml
     )
     case $suite in
         trixie | sid) ;;

@@ -29,7 +29,10 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+# The console's Job maker is plain Python: the test runs the Job it makes.
+sys.path.insert(0, os.path.join(SOURCE, "contrib", "django"))
 import kubelet  # noqa: E402
+from rbdsync_console import kubernetes  # noqa: E402
 
 MANIFESTS = os.path.join(SOURCE, "deploy", "kubernetes")
 # Ceph's CryptoKey types (src/ceph/key_type.hpp): the first two bytes of a key.
@@ -181,6 +184,20 @@ class CronJobInPodman(unittest.TestCase):
         self.assertEqual(answer["exit_code"], 0)
         self.assertIn("already running", busy.stderr)
         self.assertEqual(psql("SELECT count(*) FROM rbdsync.runs"), ["0"])
+
+    def test_the_consoles_sync_now_job_syncs_as_the_button(self):
+        # What the console creates from the CronJob for "Sync now" (as the API server
+        # returns the CronJob: with a uid), run as Kubernetes would run that Job.
+        migrated = self.run_pod(self.migrate)
+        self.assertEqual(migrated.returncode, 0, migrated.stderr)
+        cronjob = dict(self.cronjob, metadata=dict(self.cronjob["metadata"], uid=str(uuid.uuid4())))
+        job = kubernetes.job_from_cronjob(cronjob, "alice")
+        self.assertEqual(job["metadata"]["ownerReferences"][0]["name"], "rbd-sync")
+        synced = self.run_pod(job)
+        self.assertEqual(synced.returncode, 0, synced.stderr)
+        self.assertEqual(json.loads(synced.stdout)["status"], "succeeded", synced.stdout)
+        self.assertEqual(psql("SELECT trigger || ' ' || requested_by || ' ' || status "
+                              "FROM rbdsync.runs"), ["web alice succeeded"])
 
 
 if __name__ == "__main__":

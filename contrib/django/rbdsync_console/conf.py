@@ -24,6 +24,11 @@ DEFAULTS = {
     # package (the web server's user must be in the group rbd-sync-web). None: run the
     # binary directly with the settings below (development and tests only).
     "TRIGGER_SOCKET": "/run/rbd-sync/trigger.sock",
+    # On Kubernetes beside Rook (deploy/kubernetes/): "NAMESPACE/NAME" of rbd-sync's
+    # CronJob. "Sync now" then creates a Job from it through the API server, as the pod's
+    # ServiceAccount (deploy/kubernetes/sync-now-rbac.yaml), and neither the socket nor
+    # the binary is used. None: not on Kubernetes.
+    "KUBERNETES_CRONJOB": None,
     # The Ceph cluster a sync is asked for (rbd-sync's --cluster: /etc/ceph/NAME.conf).
     "CLUSTER": "ceph",
     # Seconds rbdsync_sync follows a run it asked for through the socket, to report how

@@ -22,7 +22,7 @@ from typing import Optional
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
-from . import conf
+from . import conf, kubernetes
 
 ALREADY_RUNNING = 75
 PARTIAL = 3
@@ -99,7 +99,9 @@ def run_command(trigger, detach, requested_by=None):
 @dataclasses.dataclass
 class Answer:
     """What rbd-sync answered, for the page and the command."""
-    state: str  # started, succeeded, partial, already_running or failed
+    # started, succeeded, partial, already_running or failed; requested: a Kubernetes Job
+    # was created, whose pod will take the guard
+    state: str
     exit_code: int
     message: str
     hint: str = ""
@@ -130,9 +132,31 @@ def call(trigger, detach, timeout=None, requested_by=None):
     """Asks for one sync and maps rbd-sync's answer to an Answer: through the trigger
     socket when TRIGGER_SOCKET names one (always detached: it answers "started"), else by
     running the binary (`detach` or in the foreground)."""
+    if conf.get("KUBERNETES_CRONJOB"):
+        return ask_kubernetes(conf.get("KUBERNETES_CRONJOB"), requested_by)
     if conf.get("TRIGGER_SOCKET"):
         return ask_socket(conf.get("TRIGGER_SOCKET"), trigger, requested_by, timeout)
     return run_binary(trigger, detach, timeout, requested_by)
+
+
+def ask_kubernetes(cronjob, requested_by):
+    """A Job from rbd-sync's CronJob (kubernetes.py). Its pod takes the guard only once it
+    is scheduled, so the answer is "requested", not "started"; a run of the cluster
+    already going (its row running, its claim held) is answered as busy without a Job."""
+    from .models import Run  # the models import conf and the database: not at import
+    for run in Run.objects.filter(status=Run.RUNNING).order_by("-started_at"):
+        if not run.abandoned():
+            return Answer("already_running", 75,
+                          f"already running: started by {run.started_by} at "
+                          f"{local_time(run.started_at.isoformat())} (pid {run.pid} on "
+                          f"{run.host}, run {run.run_id})", run_id=str(run.run_id))
+    try:
+        job = kubernetes.create_job(cronjob, requested_by or "web")
+    except kubernetes.KubernetesError as error:
+        return Answer("failed", error.exit_code, str(error), error.hint)
+    namespace = cronjob.partition("/")[0]
+    return Answer("requested", 0, f"asked Kubernetes for a sync: Job {job} in {namespace}",
+                  "its run appears in the run history once its pod starts")
 
 
 def ask_socket(path, trigger, requested_by, timeout):

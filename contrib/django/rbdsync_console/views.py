@@ -63,8 +63,8 @@ def sync_now(request):
                            requested_by=rbd_sync.requester_name(request.user))
     if "application/json" in request.headers.get("Accept", ""):
         return JsonResponse(answer.as_json())
-    level = {"started": messages.INFO, "already_running": messages.WARNING}.get(answer.state,
-                                                                               messages.ERROR)
+    level = {"started": messages.INFO, "requested": messages.INFO,
+             "already_running": messages.WARNING}.get(answer.state, messages.ERROR)
     text = answer.message + (f" (hint: {answer.hint})" if answer.state == "failed" else "")
     messages.add_message(request, level, text)
     return redirect("rbdsync_console:block_storage")

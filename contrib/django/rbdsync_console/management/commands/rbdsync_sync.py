@@ -37,6 +37,10 @@ class Command(BaseCommand):
         if answer.state == "started":
             answer = self.follow(answer.run_id)
         verbosity = options["verbosity"]
+        if answer.state == "requested":
+            if verbosity >= 1:
+                self.stdout.write(f"{answer.message}; {answer.hint}")
+            return
         if answer.state == "already_running":
             if verbosity >= 2:
                 self.stdout.write(answer.message)

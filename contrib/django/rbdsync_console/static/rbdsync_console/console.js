@@ -185,6 +185,9 @@
         if (answer.state === "started") {
           say(`${answer.message}, run ${answer.run_id}`, "started");
           follow(answer.run_id);
+        } else if (answer.state === "requested") {
+          // A Kubernetes Job: its run has no id until its pod starts; the history shows it.
+          say(`${answer.message}; ${answer.hint}`, "started");
         } else if (answer.state === "already_running") {
           say(answer.message, "already_running");
           // Somebody else's run (cron's, another user's): follow its row too.

@@ -176,6 +176,11 @@ class Pod:
                 stream.write(f"{name}={value}\n")
         argv = ["podman", "run", "--rm", "--network", "host", "--env-file", env_file]
         user = self.security.get("runAsUser")
+        if (self.security.get("runAsNonRoot") or security.get("runAsNonRoot")) and not user:
+            # The kubelet refuses a root user, and one it cannot check: the image's USER
+            # by name. The manifests give the number.
+            raise PodError(f"container {container['name']}: runAsNonRoot without a non-zero "
+                           "runAsUser")
         if user is not None:
             group = self.security.get("runAsGroup", user)
             argv += ["--user", f"{user}:{group}"]

@@ -63,10 +63,11 @@ def press(rbd_sync_args, rbd_sync=RBD_SYNC, timeout_seconds=120):
     code = answer.returncode
     result.setdefault("message", PRESS_ANSWERS.get(code, f"exit code {code}"))
     result.setdefault("hint", "")
+    # The answer's status first: --conflict-exit-code may make a busy guard exit 0.
+    if result.get("status") == "already_running" or code == 75:
+        return "already_running", result
     if code == 0:
         return "started", result
-    if code == 75:
-        return "already_running", result
     return "failed", result
 
 
@@ -94,10 +95,10 @@ def press_socket(path, cluster="ceph", requested_by=None, timeout_seconds=120):
                           "hint": "systemctl enable --now rbd-sync-trigger.socket; the web "
                                   "server's user must be in the group rbd-sync-web"}
     code = result.get("exit_code")
+    if result.get("status") == "already_running" or code == 75:
+        return "already_running", result
     if code == 0:
         return "started", result
-    if code == 75:
-        return "already_running", result
     return "failed", result
 
 

@@ -174,9 +174,11 @@ cli::Config run_config_of(const TriggerRequest& request, const std::vector<std::
                 std::string(k_args_variable) + " of " + files + ": " + error.what(),
                 "fix the settings file; the timer unit of the cluster runs with them too");
   }
-  // The button answers at once and never queues, whatever the settings say.
+  // The button answers at once and never queues, whatever the settings say; and a busy
+  // guard is 75, as its client reads it, even where the settings make it 0 for the timer.
   config.detach = false;
   config.wait_seconds = 0;
+  config.conflict_exit_code = to_int(ExitCode::already_running);
   config.format = cli::OutputFormat::json;
   return config;
 }

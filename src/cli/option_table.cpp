@@ -34,7 +34,8 @@ std::vector<OptionSpec> guard_options() {
        "0", true, G::guard, k_run, false},
       {flag::k_conflict_exit_code, "", V::number, "CODE",
        "the exit status when another sync holds the guard, as in 'flock -E'; the answer printed "
-       "is the same (0 suits a Kubernetes CronJob, where 75 would count as a failed Job)",
+       "is the same but for its exit_code (0 suits a Kubernetes CronJob, where 75 would count "
+       "as a failed Job)",
        "75", true, G::guard, k_run, false},
       {flag::k_trigger, "", V::text, "cron|web|manual",
        "who started this run, as the holder record, the run history and the result tell it",

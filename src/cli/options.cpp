@@ -230,7 +230,6 @@ ImageReader parse_reader(const std::string& name) {
               k_usage_hint);
 }
 
-/// The Ceph options of argv, with CEPH_ARGS's early ones (`env`) where argv has none;
 /// The mons as librados takes them. Rook keeps a cluster's mons in the ConfigMap
 /// rook-ceph-mon-endpoints as `a=10.0.0.1:6789,b=10.0.0.2:6789`, which a pod gets as an
 /// environment variable; librados refuses the `NAME=` prefixes ("unable to parse
@@ -268,6 +267,7 @@ std::string mon_addresses(const std::string& value) {
   return addresses;
 }
 
+/// The Ceph options of argv, with CEPH_ARGS's early ones (`env`) where argv has none;
 /// librados reads CEPH_ARGS's other options itself, below those of argv.
 void read_ceph_options(const cxxopts::ParseResult& result, const EarlyCephArgs& env,
                        Config& config) {

@@ -111,7 +111,8 @@ struct Config {
   Command command = Command::help;
   int wait_seconds = 0;  ///< 0: do not wait for a busy guard
   /// run: the exit status of "already running" (0 for a scheduler that would count 75
-  /// as a failure and retry, as a Kubernetes Job does); what it prints is the same
+  /// as a failure and retry, as a Kubernetes Job does); the answer printed is the same
+  /// but for its exit_code. `serve` always answers 75.
   int conflict_exit_code = 75;
   int ceph_timeout_seconds = 30;
   int db_timeout_seconds = 300;  ///< PostgreSQL statement_timeout

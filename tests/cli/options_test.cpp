@@ -290,6 +290,10 @@ TEST(CliOptions, MonHostTakesRooksMonEndpointsForm) {
   // Not a name before the '=': left for librados to judge.
   EXPECT_EQ(parse_args({"run", "-m", "a b=1.2.3.4"}).mon_host, "a b=1.2.3.4");
   EXPECT_EQ(parse_args({"run", "-m", "=1.2.3.4,x"}).mon_host, "=1.2.3.4,x");
+  EXPECT_EQ(parse_args({"run", "-m", "a=[::1]:6789,b=[v2:[::2]:3300]"}).mon_host,
+            "[::1]:6789,[v2:[::2]:3300]");
+  // Blanks are librados' to judge too: only a name directly before '=' goes.
+  EXPECT_EQ(parse_args({"run", "-m", "a=1.2.3.4, b=1.2.3.5"}).mon_host, "1.2.3.4, b=1.2.3.5");
 }
 
 TEST(CliOptions, ConflictExitCodeIsFlocksAndDefaultsTo75) {

@@ -133,13 +133,13 @@ def call(trigger, detach, timeout=None, requested_by=None):
     socket when TRIGGER_SOCKET names one (always detached: it answers "started"), else by
     running the binary (`detach` or in the foreground)."""
     if conf.get("KUBERNETES_CRONJOB"):
-        return ask_kubernetes(conf.get("KUBERNETES_CRONJOB"), requested_by)
+        return ask_kubernetes(conf.get("KUBERNETES_CRONJOB"), trigger, requested_by)
     if conf.get("TRIGGER_SOCKET"):
         return ask_socket(conf.get("TRIGGER_SOCKET"), trigger, requested_by, timeout)
     return run_binary(trigger, detach, timeout, requested_by)
 
 
-def ask_kubernetes(cronjob, requested_by):
+def ask_kubernetes(cronjob, trigger, requested_by):
     """A Job from rbd-sync's CronJob (kubernetes.py). Its pod takes the guard only once it
     is scheduled, so the answer is "requested", not "started"; a run of the cluster
     already going (its row running, its claim held) is answered as busy without a Job."""
@@ -151,7 +151,7 @@ def ask_kubernetes(cronjob, requested_by):
                           f"{local_time(run.started_at.isoformat())} (pid {run.pid} on "
                           f"{run.host}, run {run.run_id})", run_id=str(run.run_id))
     try:
-        job = kubernetes.create_job(cronjob, requested_by or "web")
+        job = kubernetes.create_job(cronjob, trigger, requested_by)
     except kubernetes.KubernetesError as error:
         return Answer("failed", error.exit_code, str(error), error.hint)
     namespace = cronjob.partition("/")[0]
@@ -244,6 +244,9 @@ def answer_for(code, stdout, stderr, detach):
         result = {"message": stderr.strip() or f"rbd-sync printed no answer (exit {code})",
                   "hint": "see rbd-sync's log"}
     message, hint = result.get("message", ""), result.get("hint", "")
+    if result.get("status") == "already_running":
+        # Busy, whatever the exit code: EXTRA_ARGS may hold --conflict-exit-code 0.
+        code = ALREADY_RUNNING
     if code == 0 and detach:
         return Answer("started", 0, f'sync started (pid {result.get("pid")})', hint,
                       run_id=run_id_of(result.get("run_id")), pid=result.get("pid"), log=stderr)

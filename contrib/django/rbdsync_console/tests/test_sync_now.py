@@ -45,6 +45,14 @@ class SyncNow(TestCase):
         self.assertEqual(answer["holder"], {"pid": os.getpid()})
         self.assertIn(f"pid {os.getpid()}", answer["message"])
 
+    def test_busy_is_busy_even_where_extra_args_make_it_exit_0(self):
+        with HeldLock(self.lock_file), console_settings(
+                LOCK_FILE=self.lock_file, EXTRA_ARGS=["--conflict-exit-code", "0"]):
+            answer = self.press().json()
+        self.assertEqual(answer["state"], "already_running", answer)
+        self.assertEqual(answer["exit_code"], 75)
+        self.assertIsNone(answer["run_id"])
+
     def test_a_failure_shows_rbd_syncs_message_and_hint(self):
         with console_settings(LOCK_FILE=self.lock_file, CEPH_CONF="/nonexistent/ceph.conf"):
             answer = self.press().json()

@@ -58,6 +58,7 @@ if [[ -z $deb ]]; then
     roots=${RBDSYNC_ROOTS:-/var/cache/rbd-sync/roots}
     "$root/scripts/debian-root.sh" make sid "$roots/sid"
     log "building the package in the sid root"
+    rm -rf -- "$out/deb"
     "$root/scripts/debian-root.sh" run "$roots/sid" "$root/scripts/build-deb.sh" "$out/deb" >/dev/null
     deb=$(ls "$out"/deb/rbd-sync_*.deb)
 fi

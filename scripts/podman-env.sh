@@ -32,7 +32,7 @@ case $cmd in
         command -v podman >/dev/null || die "command 'podman' not found (run scripts/deps.sh)"
         command -v runc >/dev/null || die "command 'runc' not found (run scripts/deps.sh)"
         [[ ! -e $dir || -z $(ls -A -- "$dir") ]] || die "$dir is not empty (run: $PROG stop $dir)"
-        mkdir -p "$dir/storage" "$dir/run" "$dir/tmp"
+        mkdir -p "$dir/storage" "$dir/run" "$dir/tmp" "$dir/networks"
         cat >"$dir/containers.conf" <<EOF
 # Made by scripts/podman-env.sh: a throwaway podman for the container tests.
 [containers]
@@ -45,6 +45,10 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 events_logfile_path = "$dir/events.log"
 tmp_dir = "$dir/tmp"
+
+[network]
+# Not the host's /etc/containers/networks: nothing here may change the host's networks.
+network_config_dir = "$dir/networks"
 EOF
         cat >"$dir/storage.conf" <<EOF
 # Made by scripts/podman-env.sh: a throwaway image store for the container tests.
@@ -53,12 +57,12 @@ driver = "vfs"
 graphroot = "$dir/storage"
 runroot = "$dir/run"
 EOF
-        cat >"$dir/env.sh" <<EOF
-# Made by scripts/podman-env.sh; source it to use the throwaway podman in $dir.
-export CONTAINERS_CONF=$dir/containers.conf
-export CONTAINERS_STORAGE_CONF=$dir/storage.conf
-EOF
-        # One container proves the settings work here, before any test depends on them.
+        {
+            echo "# Made by scripts/podman-env.sh; source it to use the throwaway podman in DIR."
+            printf 'export CONTAINERS_CONF=%q\n' "$dir/containers.conf"
+            printf 'export CONTAINERS_STORAGE_CONF=%q\n' "$dir/storage.conf"
+        } >"$dir/env.sh"
+        # podman reads the settings once here: a mistake in them fails the start, not a test.
         (
             # shellcheck source=/dev/null
             source "$dir/env.sh"
@@ -72,8 +76,10 @@ EOF
             (
                 # shellcheck source=/dev/null
                 source "$dir/env.sh"
+                # Its own containers and images only (`system reset` would also clear the
+                # networks directory, and it must not touch anything but DIR).
                 podman rm --all --force --time 0 >/dev/null 2>&1 || true
-                podman system reset --force >/dev/null 2>&1 || true
+                podman rmi --all --force >/dev/null 2>&1 || true
             )
         fi
         rm -rf --one-file-system -- "$dir"

@@ -236,14 +236,13 @@ reef_matrix() {
 # pods run in it (label container) against a Tentacle cluster from the sid root, whose
 # keys are aes256k as current Rook's are, and the suite's PostgreSQL.
 container_tests() {
-    local image
     "$root/scripts/podman-env.sh" start "$work/podman" || return 1
-    # shellcheck source=/dev/null
-    source "$work/podman/env.sh"
-    image=$(RBDSYNC_ROOTS=$roots "$root/scripts/build-image.sh" "$work/image") || return 1
     CEPH_CLUSTER_ROOT=$roots/sid CEPH_CLUSTER_MGR=0 "$root/scripts/ceph-cluster.sh" start "$work/tentacle" ||
         return 1
     (
+        # shellcheck source=/dev/null
+        source "$work/podman/env.sh"
+        image=$(RBDSYNC_ROOTS=$roots "$root/scripts/build-image.sh" "$work/image") || exit 1
         # shellcheck source=/dev/null
         source "$work/tentacle/env.sh"
         RBDSYNC_TEST_IMAGE=$image ctest --test-dir build --output-on-failure --timeout 900 -L container

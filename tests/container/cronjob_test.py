@@ -104,8 +104,21 @@ class CronJobInPodman(unittest.TestCase):
             # The manifest's keys, with this suite's database in place of the example's.
             ("ConfigMap", "rbd-sync"): {key: db for key in config},
             ("Secret", "rbd-sync-pgpass"): {"pgpass": pgpass},
+            ("Secret", "rbd-sync-owner-pgpass"): {"pgpass": pgpass},
+            # The suite's database has no TLS: the CA is mounted and not read.
+            ("ConfigMap", "rbd-sync-db-ca"): {"ca.crt": "(the test database has no TLS)\n"},
         }
-        cls.images = {cls.image: cls.image}
+        # The manifests name the image in a registry; here it is the one just built, whose
+        # tag (the package's version) the manifests' must match.
+        cls.images = {}
+        for workload in (cls.cronjob, cls.migrate):
+            spec = kubelet.pod_spec(workload)
+            for container in spec.get("initContainers", []) + spec["containers"]:
+                if not container["image"].endswith("/" + cls.image):
+                    raise RuntimeError(f"{workload['metadata']['name']} runs "
+                                       f"{container['image']}, not the image built here "
+                                       f"({cls.image}): is the manifest's tag the version?")
+                cls.images[container["image"]] = cls.image
         # A pool and images of its own: what the CronJob's sync must store.
         cls.pool = f"container-{uuid.uuid4().hex[:8]}"
         ceph_cli("ceph", "osd", "pool", "create", cls.pool, "8")
@@ -191,7 +204,7 @@ class CronJobInPodman(unittest.TestCase):
         migrated = self.run_pod(self.migrate)
         self.assertEqual(migrated.returncode, 0, migrated.stderr)
         cronjob = dict(self.cronjob, metadata=dict(self.cronjob["metadata"], uid=str(uuid.uuid4())))
-        job = kubernetes.job_from_cronjob(cronjob, "alice")
+        job = kubernetes.job_from_cronjob(cronjob, "web", "alice")
         self.assertEqual(job["metadata"]["ownerReferences"][0]["name"], "rbd-sync")
         synced = self.run_pod(job)
         self.assertEqual(synced.returncode, 0, synced.stderr)

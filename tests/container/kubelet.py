@@ -121,8 +121,12 @@ class Pod:
             name = source["secretName"] if kind == "Secret" else source["name"]
             data = self._data(kind, name)
             items = source.get("items") or [{"key": key, "path": key} for key in data]
+            # kubelet's layout (its atomic writer): the files in a timestamped directory,
+            # `..data` a symlink to it, and each name a symlink into `..data`.
+            payload = os.path.join(path, "..2026_12_06_00_00_00.000000000")
+            os.makedirs(payload)
             for item in items:
-                file_path = os.path.join(path, item["path"])
+                file_path = os.path.join(payload, item["path"])
                 with open(file_path, "w", encoding="utf-8") as stream:
                     stream.write(self._data(kind, name, item["key"]))
                 mode = item.get("mode", source.get("defaultMode", 0o644))
@@ -131,6 +135,11 @@ class Pod:
                     os.chown(file_path, -1, fs_group)
                     mode |= 0o440
                 os.chmod(file_path, mode)
+                os.symlink(os.path.join("..data", item["path"]), os.path.join(path, item["path"]))
+            os.symlink(os.path.basename(payload), os.path.join(path, "..data"))
+            os.chmod(payload, 0o755 if fs_group is None else 0o2755)
+            if fs_group is not None:
+                os.chown(payload, -1, fs_group)
             os.chmod(path, 0o755 if fs_group is None else 0o2755)
             if fs_group is not None:
                 os.chown(path, -1, fs_group)
@@ -182,8 +191,9 @@ class Pod:
             raise PodError(f"container {container['name']}: runAsNonRoot without a non-zero "
                            "runAsUser")
         if user is not None:
-            group = self.security.get("runAsGroup", user)
-            argv += ["--user", f"{user}:{group}"]
+            # Without runAsGroup the runtime takes the image's group for the user.
+            group = self.security.get("runAsGroup")
+            argv += ["--user", f"{user}" if group is None else f"{user}:{group}"]
         if self.security.get("fsGroup") is not None:
             argv += ["--group-add", str(self.security["fsGroup"])]
         if security.get("allowPrivilegeEscalation") is False:

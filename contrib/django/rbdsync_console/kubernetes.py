@@ -31,9 +31,10 @@ class KubernetesError(Exception):
         self.exit_code = exit_code
 
 
-def with_trigger(args, requested_by):
-    """The container's args with `--trigger web` and `--requested-by USER` in place of any
-    the CronJob gives: the same sync as the nightly one, recorded as the button's."""
+def with_trigger(args, trigger, requested_by):
+    """The container's args with `--trigger TRIGGER` and `--requested-by USER` (none when
+    None) in place of any the CronJob gives: the same sync as the nightly one, recorded as
+    asked. Kubernetes expands $(NAME) in args: a `$` of the user's name is doubled."""
     replaced = ("--trigger", "--requested-by")
     result, skip = [], False
     for position, arg in enumerate(args):
@@ -45,13 +46,16 @@ def with_trigger(args, requested_by):
             result.append(arg)
     if not result or result[0] != "run":
         raise ValueError(f"the CronJob's container does not run 'rbd-sync run' (args {args})")
-    return [result[0], "--trigger", "web", "--requested-by", requested_by, *result[1:]]
+    asked = ["--trigger", trigger]
+    if requested_by is not None:
+        asked += ["--requested-by", requested_by.replace("$", "$$")]
+    return [result[0], *asked, *result[1:]]
 
 
-def job_from_cronjob(cronjob, requested_by):
+def job_from_cronjob(cronjob, trigger, requested_by):
     """The Job that "Sync now" creates: the CronJob's jobTemplate, owned by the CronJob
     (so that deleting the CronJob deletes it, as for its scheduled Jobs), named after it,
-    its one container asked for a run by `requested_by`."""
+    its one container asked for a run with `trigger` by `requested_by`."""
     template = copy.deepcopy(cronjob["spec"]["jobTemplate"])
     metadata = template.get("metadata", {})
     name = cronjob["metadata"]["name"]
@@ -67,7 +71,7 @@ def job_from_cronjob(cronjob, requested_by):
     containers = template["spec"]["template"]["spec"]["containers"]
     if len(containers) != 1:
         raise ValueError(f"CronJob {name} has {len(containers)} containers, not one")
-    containers[0]["args"] = with_trigger(containers[0].get("args", []), requested_by)
+    containers[0]["args"] = with_trigger(containers[0].get("args", []), trigger, requested_by)
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
             "spec": template["spec"]}
 
@@ -83,16 +87,17 @@ class ApiServer:
                 "KUBERNETES_SERVICE_HOST is not set: the console does not run in a pod",
                 'run the console in the cluster, or set RBDSYNC_CONSOLE["KUBERNETES_CRONJOB"] '
                 "to None and use the trigger socket", 78)
-        self.base = f"https://{host}:{port}"
+        self.base = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
         try:
             with open(os.path.join(service_account, "token"), encoding="utf-8") as stream:
                 self.token = stream.read().strip()
-        except OSError as error:
+            self.context = ssl.create_default_context(
+                cafile=os.path.join(service_account, "ca.crt"))
+        except (OSError, ssl.SSLError) as error:
             raise KubernetesError(
-                f"cannot read the ServiceAccount token: {error.strerror}",
+                f"cannot read the ServiceAccount's token or CA: {error}",
                 "give the console's pod a ServiceAccount with automountServiceAccountToken "
                 "(deploy/kubernetes/sync-now-rbac.yaml)", 77) from error
-        self.context = ssl.create_default_context(cafile=os.path.join(service_account, "ca.crt"))
 
     def request(self, method, path, body=None, timeout=30):
         data = None if body is None else json.dumps(body).encode()
@@ -117,11 +122,20 @@ class ApiServer:
                                   69) from error
 
 
-def create_job(namespace_and_name, requested_by, api=None):
+def create_job(namespace_and_name, trigger, requested_by, api=None):
     """Creates the Job of "Sync now" from the CronJob `namespace/name`; returns its name."""
     namespace, _, name = namespace_and_name.partition("/")
+    if not namespace or not name:
+        raise KubernetesError(
+            f'RBDSYNC_CONSOLE["KUBERNETES_CRONJOB"] is {namespace_and_name!r}, not NAMESPACE/NAME',
+            'set it to the CronJob of deploy/kubernetes, e.g. "rook-ceph/rbd-sync"', 78)
     api = api or ApiServer()
     cronjob = api.request("GET", f"/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}")
-    job = api.request("POST", f"/apis/batch/v1/namespaces/{namespace}/jobs",
-                      job_from_cronjob(cronjob, requested_by))
-    return job["metadata"]["name"]
+    try:
+        job = job_from_cronjob(cronjob, trigger, requested_by)
+    except (KeyError, ValueError) as error:
+        raise KubernetesError(f"CronJob {namespace}/{name} is not rbd-sync's: {error}",
+                              "point KUBERNETES_CRONJOB at deploy/kubernetes/cronjob.yaml's "
+                              "CronJob", 78) from error
+    created = api.request("POST", f"/apis/batch/v1/namespaces/{namespace}/jobs", job)
+    return created["metadata"]["name"]

@@ -36,13 +36,14 @@ def with_trigger(args, trigger, requested_by):
     None) in place of any the CronJob gives: the same sync as the nightly one, recorded as
     asked. Kubernetes expands $(NAME) in args: a `$` of the user's name is doubled."""
     replaced = ("--trigger", "--requested-by")
+    joined = tuple(f"{option}=" for option in replaced)
     result, skip = [], False
     for position, arg in enumerate(args):
         if skip:
             skip = False
         elif arg in replaced and position + 1 < len(args):
             skip = True
-        elif not arg.startswith(tuple(f"{option}=" for option in replaced)):
+        elif not arg.startswith(joined):
             result.append(arg)
     if not result or result[0] != "run":
         raise ValueError(f"the CronJob's container does not run 'rbd-sync run' (args {args})")

@@ -146,10 +146,13 @@ def ask_kubernetes(cronjob, trigger, requested_by):
     from .models import Run  # the models import conf and the database: not at import
     for run in Run.objects.filter(status=Run.RUNNING).order_by("-started_at"):
         if not run.abandoned():
-            return Answer("already_running", 75,
-                          f"already running: started by {run.started_by} at "
-                          f"{local_time(run.started_at.isoformat())} (pid {run.pid} on "
-                          f"{run.host}, run {run.run_id})", run_id=str(run.run_id))
+            # The run's row as a holder record, worded as rbd-sync's own busy answers are.
+            holder = {"run_id": str(run.run_id), "pid": run.pid, "host": run.host,
+                      "trigger": run.trigger, "requested_by": run.requested_by,
+                      "started_at": run.started_at.isoformat(), "phase": run.phase,
+                      "done": run.done, "total": run.total}
+            return Answer("already_running", ALREADY_RUNNING, busy_message({}, holder),
+                          run_id=holder["run_id"], pid=run.pid, holder=holder)
     try:
         job = kubernetes.create_job(cronjob, trigger, requested_by)
     except kubernetes.KubernetesError as error:

@@ -10,10 +10,16 @@ namespace {
 constexpr const char* k_pool_figures =
     "SELECT p.fsid, p.pool_id, p.stored_bytes, p.objects, p.used_bytes, p.max_avail_bytes, "
     "coalesce(i.images, 0)::integer AS images, "
-    "coalesce(i.provisioned_bytes, 0)::bigint AS provisioned_bytes "
+    "coalesce(i.provisioned_bytes, 0)::bigint AS provisioned_bytes, "
+    "coalesce(i.images_used_bytes, 0)::bigint AS images_used_bytes, "
+    "coalesce(i.images_usage_unknown, 0)::integer AS images_usage_unknown, "
+    "coalesce(i.stale_images, 0)::integer AS stale_images "
     "FROM rbdsync.pools AS p "
     "LEFT JOIN (SELECT pool_id, pg_catalog.count(*) AS images, "
-    "pg_catalog.sum(size_bytes) AS provisioned_bytes "
+    "pg_catalog.sum(size_bytes) AS provisioned_bytes, "
+    "pg_catalog.sum(used_bytes) AS images_used_bytes, "
+    "pg_catalog.count(*) FILTER (WHERE used_bytes IS NULL) AS images_usage_unknown, "
+    "pg_catalog.count(*) FILTER (WHERE stale_error IS NOT NULL) AS stale_images "
     "FROM rbdsync.images WHERE fsid = $1 GROUP BY pool_id) AS i ON i.pool_id = p.pool_id "
     "WHERE p.fsid = $1 AND p.pool_id = ANY($3::bigint[])";
 
@@ -59,13 +65,17 @@ std::size_t record_usage_history(pqxx::work& work, const std::string& fsid,
   const pqxx::result pools = exec(
       work,
       std::string("INSERT INTO rbdsync.pool_usage_history (fsid, pool_id, run_id, stored_bytes, "
-                  "objects, used_bytes, max_avail_bytes, images, provisioned_bytes) "
+                  "objects, used_bytes, max_avail_bytes, images, provisioned_bytes, "
+                  "images_used_bytes, images_usage_unknown, stale_images) "
                   "SELECT n.fsid, n.pool_id, $2, n.stored_bytes, n.objects, n.used_bytes, "
-                  "n.max_avail_bytes, n.images, n.provisioned_bytes FROM (") +
+                  "n.max_avail_bytes, n.images, n.provisioned_bytes, n.images_used_bytes, "
+                  "n.images_usage_unknown, n.stale_images FROM (") +
           k_pool_figures + ") AS n LEFT JOIN (" + k_latest_pool_rows +
           ") AS h ON h.pool_id = n.pool_id WHERE (h.stored_bytes, h.objects, h.used_bytes, "
-          "h.max_avail_bytes, h.images, h.provisioned_bytes) IS DISTINCT FROM (n.stored_bytes, "
-          "n.objects, n.used_bytes, n.max_avail_bytes, n.images, n.provisioned_bytes)",
+          "h.max_avail_bytes, h.images, h.provisioned_bytes, h.images_used_bytes, "
+          "h.images_usage_unknown, h.stale_images) IS DISTINCT FROM (n.stored_bytes, "
+          "n.objects, n.used_bytes, n.max_avail_bytes, n.images, n.provisioned_bytes, "
+          "n.images_used_bytes, n.images_usage_unknown, n.stale_images)",
       fsid, run_id, "{" + ids + "}");
   exec(work,
        std::string("INSERT INTO rbdsync.cluster_usage_history (fsid, run_id, ") + k_totals_columns +

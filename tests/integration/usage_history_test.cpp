@@ -79,10 +79,25 @@ TEST_F(UsageHistoryTest, FiguresAreRecordedWhenTheyChangeNamingTheRunThatSawThem
   EXPECT_EQ(latest_totals(),
             std::vector<std::string>{second_run + "|1|2|" + std::to_string(24 * k_mib)});
 
+  // The pool cards' image figures (011) are the pool's images' as this run left them.
+  EXPECT_EQ(db.rows("SELECT h.images_used_bytes || '|' || h.images_usage_unknown || '|' || "
+                    "h.stale_images FROM rbdsync.pool_usage_history AS h WHERE h.pool_id = " +
+                    pool_id + " ORDER BY h.id DESC LIMIT 1"),
+            db.rows("SELECT coalesce(sum(used_bytes), 0) || '|' || count(*) FILTER (WHERE "
+                    "used_bytes IS NULL) || '|' || count(*) FILTER (WHERE stale_error IS NOT "
+                    "NULL) FROM rbdsync.images WHERE pool_id = " +
+                    pool_id));
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.images WHERE pool_id = " + pool_id +
+                    " AND used_bytes IS NOT NULL"),
+            std::vector<std::string>{"2"})
+      << "both images' usage is read, so the figure above is a sum, not a default";
+
   // No row repeats the one before it: every row is a change.
   EXPECT_EQ(db.rows("SELECT count(*) FROM (SELECT (stored_bytes, objects, used_bytes, "
-                    "max_avail_bytes, images, provisioned_bytes) AS figures, lag((stored_bytes, "
-                    "objects, used_bytes, max_avail_bytes, images, provisioned_bytes)) OVER "
+                    "max_avail_bytes, images, provisioned_bytes, images_used_bytes, "
+                    "images_usage_unknown, stale_images) AS figures, lag((stored_bytes, "
+                    "objects, used_bytes, max_avail_bytes, images, provisioned_bytes, "
+                    "images_used_bytes, images_usage_unknown, stale_images)) OVER "
                     "(ORDER BY id) AS previous FROM rbdsync.pool_usage_history WHERE pool_id = " +
                     pool_id + ") AS h WHERE figures IS NOT DISTINCT FROM previous"),
             std::vector<std::string>{"0"});

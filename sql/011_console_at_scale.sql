@@ -1,0 +1,55 @@
+-- The console at 100,000 images (issue #37). See docs/schema.md, "Reading the inventory
+-- at scale".
+--
+-- Natural order of names: vol-2 before vol-10, as ICU's numeric ordering ("kn") sorts
+-- them. Deterministic (ties broken by the bytes), so it serves btree indexes, equality
+-- and LIKE. Its ICU version is recorded; after an upgrade of libicu, PostgreSQL warns
+-- until the indexes below are rebuilt (REINDEX, then ALTER COLLATION ... REFRESH
+-- VERSION): docs/schema.md says how.
+CREATE COLLATION rbdsync.natural_sort (provider = icu, locale = 'und-u-kn-true');
+
+-- The image list's sort orders, each a btree the page walks from a keyset cursor: the sort
+-- key, then the image's primary key, so that rows with equal keys still have one order
+-- and a page starts exactly after the last row of the one before. NULL keys (never read,
+-- usage unknown) sort as -1 / -infinity: first in ascending order, last in descending.
+-- The console's queries spell these expressions exactly as here, or the planner cannot
+-- match them (rbdsync_console/image_list.py).
+CREATE INDEX images_by_natural_name ON rbdsync.images
+    ((name COLLATE rbdsync.natural_sort), fsid, pool_id, namespace, image_id);
+CREATE INDEX images_by_size ON rbdsync.images
+    ((coalesce(size_bytes, -1)), fsid, pool_id, namespace, image_id);
+CREATE INDEX images_by_used ON rbdsync.images
+    ((coalesce(used_bytes, -1)), fsid, pool_id, namespace, image_id);
+CREATE INDEX images_by_used_ratio ON rbdsync.images
+    ((coalesce(used_bytes::float8 / nullif(size_bytes, 0), -1)), fsid, pool_id, namespace,
+     image_id);
+CREATE INDEX images_by_snapshots ON rbdsync.images
+    ((coalesce(snapshot_count, -1)), fsid, pool_id, namespace, image_id);
+CREATE INDEX images_by_created ON rbdsync.images
+    ((coalesce(create_timestamp, '-infinity'::timestamptz)), fsid, pool_id, namespace,
+     image_id);
+
+-- A pool's image figures, so that the pool cards read one row per pool instead of
+-- aggregating every image on every page load. rbd-sync writes them with the rest of the
+-- pool's row (db/usage_history.cpp): a new row when any figure changed. NULL in rows
+-- written before this migration, except each pool's latest row, filled here from the
+-- images as the last committed sync left them.
+ALTER TABLE rbdsync.pool_usage_history
+    ADD COLUMN images_used_bytes    bigint,
+    ADD COLUMN images_usage_unknown integer,
+    ADD COLUMN stale_images         integer;
+
+UPDATE rbdsync.pool_usage_history AS h
+SET images_used_bytes = coalesce(n.images_used_bytes, 0),
+    images_usage_unknown = coalesce(n.images_usage_unknown, 0),
+    stale_images = coalesce(n.stale_images, 0)
+FROM (SELECT DISTINCT ON (fsid, pool_id) id, fsid, pool_id
+      FROM rbdsync.pool_usage_history
+      ORDER BY fsid, pool_id, recorded_at DESC, id DESC) AS latest
+LEFT JOIN (SELECT fsid, pool_id,
+                  sum(used_bytes)::bigint AS images_used_bytes,
+                  (count(*) FILTER (WHERE used_bytes IS NULL))::integer AS images_usage_unknown,
+                  (count(*) FILTER (WHERE stale_error IS NOT NULL))::integer AS stale_images
+           FROM rbdsync.images GROUP BY fsid, pool_id) AS n
+    ON n.fsid = latest.fsid AND n.pool_id = latest.pool_id
+WHERE h.id = latest.id;

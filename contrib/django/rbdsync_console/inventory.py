@@ -1,25 +1,40 @@
-"""What the block-storage page shows, read from the models in a handful of queries."""
+"""What the block-storage page and an image's page show, each in a handful of queries
+that reach an index: none reads every image."""
 import datetime
 from collections import defaultdict
 
-from django.core.paginator import Paginator
-from django.db.models import Count, Q, Sum
+from django.db import connections
 
 from . import conf
+from .image_list import matching, page_of
 from .models import Cluster, ClusterUsage, Image, Pool, PoolUsage, Run, Snapshot, TrashEntry
 
 
+def namespace_names():
+    """The names of every pool's namespaces, for the list's filter (a short list: RBD
+    namespaces are made by hand or per tenant)."""
+    with connections[conf.get("DATABASE")].cursor() as cursor:
+        cursor.execute("SELECT DISTINCT name FROM rbdsync.namespaces ORDER BY name")
+        return [row[0] for row in cursor.fetchall()]
+
+
 def pool_charts(pools, last_committed):
-    """Per pool, the points of its usage chart: one per history row, each holding until
-    the next, and one more at the end of the last committed run (the figures still held
-    then). Times in milliseconds since the epoch, for Chart.js."""
+    """Per pool, the points of its usage chart and its latest history row.
+
+    The points: one per history row, each holding until the next, and one more at the
+    end of the last committed run (the figures still held then). Times in milliseconds
+    since the epoch, for Chart.js. The latest row holds what the pool cards show of the
+    pool's images (counts, provisioned and used bytes), which the sync wrote with it:
+    no page load aggregates the images."""
     wanted = {(str(p.fsid), p.pool_id) for p in pools}
     series = defaultdict(list)
+    latest = {}
     history = PoolUsage.objects.filter(fsid__in={p.fsid for p in pools},
                                        pool_id__in={p.pool_id for p in pools})
     for row in history.order_by("recorded_at", "id"):
         key = (str(row.fsid), row.pool_id)
         if key in wanted:
+            latest[key] = row
             series[key].append({
                 "t": int(row.recorded_at.timestamp() * 1000),
                 "stored": row.stored_bytes, "used": row.used_bytes,
@@ -29,25 +44,15 @@ def pool_charts(pools, last_committed):
         ended_at = last_committed.get(fsid)
         if ended_at and int(ended_at.timestamp() * 1000) > points[-1]["t"]:
             points.append({**points[-1], "t": int(ended_at.timestamp() * 1000)})
-    return series
+    return series, latest
 
 
-def pool_statistics():
-    """Per (fsid, pool_id): images, provisioned and used bytes, usage unknown, stale."""
-    rows = (Image.objects.order_by().values("fsid", "pool_id")
-            .annotate(images=Count("row_key"), provisioned_bytes=Sum("size_bytes"),
-                      images_used_bytes=Sum("used_bytes"),
-                      usage_unknown=Count("row_key", filter=Q(used_bytes__isnull=True)),
-                      stale=Count("row_key", filter=Q(stale_error__isnull=False))))
-    return {(str(row["fsid"]), row["pool_id"]): row for row in rows}
-
-
-def page_context(pool_filter=None, page_number=1):
-    """The template context of the page and of its refreshable part.
-
-    pool_filter: None, or (fsid or None, pool_id) to list one pool's images."""
+def page_context(state):
+    """The template context of the page and of its refreshable part, for the image list
+    the ListState `state` describes."""
     clusters = {str(c.fsid): c for c in Cluster.objects.all()}
     pools = list(Pool.objects.order_by("name", "fsid", "pool_id"))
+    pools_by_key = {(str(p.fsid), p.pool_id): p for p in pools}
     runs = list(Run.objects.order_by("-started_at")[:conf.get("RUNS_SHOWN")])
     last_committed = {}
     history_days = {}
@@ -59,8 +64,7 @@ def page_context(pool_filter=None, page_number=1):
     totals = {usage.run_id: usage
               for usage in ClusterUsage.objects.filter(run__in=[run.run_id for run in runs])}
 
-    statistics = pool_statistics()
-    charts = pool_charts(pools, last_committed)
+    charts, latest = pool_charts(pools, last_committed)
     cards = []
     for index, pool in enumerate(pools):
         key = (str(pool.fsid), pool.pool_id)
@@ -70,7 +74,7 @@ def page_context(pool_filter=None, page_number=1):
             "cluster": clusters.get(key[0]),
             # What the cluster's last committed run kept: None before it was recorded.
             "history_days": history_days.get(key[0]),
-            "stats": statistics.get(key, {}),
+            "stats": latest.get(key),
             "chart_id": f"usage-{index}",
             "chart": {"pool": pool.name, "points": points},
             # The span the chart holds: from its first row (older ones were pruned).
@@ -79,37 +83,75 @@ def page_context(pool_filter=None, page_number=1):
                             if points else None),
         })
 
-    images = Image.objects.select_related("pool_row").order_by(
-        "pool_row__name", "fsid", "pool_id", "namespace", "name")
-    if pool_filter:
-        fsid, pool_id = pool_filter
-        images = images.filter(pool_id=pool_id)
-        if fsid:
-            images = images.filter(fsid=fsid)
-    page = Paginator(images, conf.get("IMAGES_PER_PAGE")).get_page(page_number)
-    keys = [image.row_key for image in page]
-    snapshots = defaultdict(list)
-    for snapshot in Snapshot.objects.filter(image_row__in=keys).order_by("snap_id"):
-        snapshots[snapshot.image_row_id].append(snapshot)
-    clones = defaultdict(list)
-    for clone in (Image.objects.filter(parent__in=keys).select_related("pool_row")
-                  .order_by("pool_row__name", "namespace", "name")):
-        clones[clone.parent_id].append(clone)
-    rows = [{"image": image, "snapshots": snapshots.get(image.row_key, []),
-             "clones": clones.get(image.row_key, [])} for image in page]
+    page = page_of(state, conf.get("IMAGES_PER_PAGE"))
+    rows = [{"image": image, "pool": pools_by_key.get((str(image.fsid), image.pool_id)),
+             "data_pool": pools_by_key.get((str(image.fsid), image.data_pool_id))}
+            for image in page.images]
 
     return {
         "several_clusters": len(clusters) > 1,
         "clusters": clusters,
+        "pools": pools,
         "pool_cards": cards,
+        "list": state,
         "image_rows": rows,
-        "page": page,
-        "pool_filter": pool_filter,
+        "image_page": page,
+        "matching": matching(state).count(),
+        "namespaces": namespace_names(),
+        "filter_pool": pools_by_key.get((state.cluster, state.pool)) or next(
+            (p for p in pools if p.pool_id == state.pool), None),
+        "stale_count": sum(card["stats"].stale_images or 0 for card in cards if card["stats"]),
         "trash": list(TrashEntry.objects.select_related("pool_row")
                       .order_by("-deletion_time")[:conf.get("TRASH_SHOWN")]),
-        "stale_images": list(Image.objects.filter(stale_error__isnull=False)
-                             .select_related("pool_row").order_by("stale_since")),
         "last_run": runs[0] if runs else None,
         "runs": [{"run": run, "totals": totals.get(run.run_id)} for run in runs],
         "inventory_as_of": max(last_committed.values()) if last_committed else None,
+    }
+
+
+# How far up the page follows a clone's parents: RBD allows deep chains, the page a few.
+PARENT_CHAIN_SHOWN = 16
+# A golden image may have thousands of clones; the page lists the first few hundred.
+CLONES_SHOWN = 500
+
+
+def of_image(image):
+    """The filter of rows keyed like `image`, on the tables' own (indexed) columns: the
+    views' text keys are computed and reach no index."""
+    return {"fsid": image.fsid, "pool_id": image.pool_id, "namespace": image.namespace,
+            "image_id": image.image_id}
+
+
+def image_context(fsid, pool_id, namespace, image_id):
+    """The image page: every stored field, its snapshots, its parents up the chain, its
+    clones, and the trash entry of its id. None when there is no such image."""
+    image = Image.objects.filter(fsid=fsid, pool_id=pool_id, namespace=namespace,
+                                 image_id=image_id).first()
+    if image is None:
+        return None
+    pools = {p.pool_id: p for p in Pool.objects.filter(fsid=fsid)}
+    chain = []
+    current = image
+    while current.parent_image_id and len(chain) < PARENT_CHAIN_SHOWN:
+        parent = Image.objects.filter(fsid=fsid, pool_id=current.parent_pool_id,
+                                      namespace=current.parent_namespace or "",
+                                      image_id=current.parent_image_id).first()
+        chain.append({"child": current, "image": parent})
+        if parent is None:  # in the trash, or in a pool this client cannot read
+            break
+        current = parent
+    clones = [{"image": clone, "pool": pools.get(clone.pool_id)} for clone in Image.objects.filter(fsid=fsid, parent_pool_id=pool_id,
+                                       parent_namespace=namespace, parent_image_id=image_id)
+                  .order_by("pool_id", "namespace", "name", "image_id")[:CLONES_SHOWN]]
+    return {
+        "image": image,
+        "pool": pools.get(image.pool_id),
+        "data_pool": pools.get(image.data_pool_id),
+        "group_pool": pools.get(image.group_pool_id),
+        "pools": pools,
+        "cluster": Cluster.objects.filter(fsid=fsid).first(),
+        "snapshots": list(Snapshot.objects.filter(**of_image(image)).order_by("snap_id")),
+        "parents": chain,
+        "clones": clones,
+        "trash": list(TrashEntry.objects.filter(**of_image(image))),
     }

@@ -117,14 +117,27 @@ class Image(ReadOnlyModel):
     namespace = models.TextField()
     image_id = models.TextField()
     name = models.TextField()
+    name_bytes = models.BinaryField(null=True)  # the exact bytes, when name is escaped
     format = models.SmallIntegerField(null=True)
     size_bytes = models.BigIntegerField(null=True)
     object_size = models.BigIntegerField(null=True)
+    object_order = models.SmallIntegerField(null=True)
+    object_count = models.BigIntegerField(null=True)
+    features = models.BigIntegerField(null=True)
     feature_names = ArrayField(models.TextField(), null=True)
+    op_features = models.BigIntegerField(null=True)
+    op_feature_names = ArrayField(models.TextField(), null=True)
+    flags = models.BigIntegerField(null=True)
     flag_names = ArrayField(models.TextField(), null=True)
+    data_pool_id = models.BigIntegerField(null=True)
+    stripe_unit = models.BigIntegerField(null=True)
+    stripe_count = models.BigIntegerField(null=True)
+    block_name_prefix = models.TextField(null=True)
+    snapshot_limit = models.BigIntegerField(null=True)
     snapshot_count = models.IntegerField(null=True)
     create_timestamp = models.DateTimeField(null=True)
     modify_timestamp = models.DateTimeField(null=True)
+    access_timestamp = models.DateTimeField(null=True)
     parent_pool_id = models.BigIntegerField(null=True)
     parent_pool_name = models.TextField(null=True)
     parent_namespace = models.TextField(null=True)
@@ -132,11 +145,24 @@ class Image(ReadOnlyModel):
     parent_image_name = models.TextField(null=True)
     parent_snap_id = models.BigIntegerField(null=True)
     parent_snap_name = models.TextField(null=True)
+    parent_in_trash = models.BooleanField(null=True)
     parent_overlap_bytes = models.BigIntegerField(null=True)
     parent_unknown_reason = models.TextField(null=True)
+    group_pool_id = models.BigIntegerField(null=True)
+    group_name = models.TextField(null=True)
+    group_unknown_reason = models.TextField(null=True)
+    migration_state = models.TextField(null=True)
+    migration = models.JSONField(null=True)
+    mirror_mode = models.TextField(null=True)
+    mirror_state = models.TextField(null=True)
+    mirror_global_id = models.TextField(null=True)
+    mirror_primary = models.BooleanField(null=True)
+    config_overrides = models.JSONField(null=True)
     used_bytes = models.BigIntegerField(null=True)
     used_unknown_reason = models.TextField(null=True)
     watchers = models.JSONField(null=True)
+    lockers = models.JSONField(null=True)
+    lock_type = models.TextField(null=True)
     stale_error = models.TextField(null=True)
     stale_since = models.DateTimeField(null=True)
     first_seen_at = models.DateTimeField()
@@ -175,6 +201,30 @@ class Image(ReadOnlyModel):
     @property
     def in_use(self):
         return bool(self.watchers)
+
+    @property
+    def qos(self):
+        """The QoS options set on the image itself (rbd_qos_*), as (option, value)."""
+        return sorted((key, value) for key, value in (self.config_overrides or {}).items()
+                      if key.startswith("rbd_qos_"))
+
+    @property
+    def other_overrides(self):
+        return sorted((key, value) for key, value in (self.config_overrides or {}).items()
+                      if not key.startswith("rbd_qos_"))
+
+    @property
+    def lock_owners(self):
+        """Who holds the header lock: each locker's entity name (client.4247)."""
+        return [locker.get("locker", "?") for locker in self.lockers or []]
+
+    @property
+    def mirroring(self):
+        """"snapshot, enabled, primary"; None when mirroring is off for the image."""
+        if not self.mirror_mode:
+            return None
+        role = {True: "primary", False: "non-primary"}.get(self.mirror_primary)
+        return ", ".join(part for part in (self.mirror_mode, self.mirror_state, role) if part)
 
 
 class Snapshot(ReadOnlyModel):
@@ -332,6 +382,10 @@ class PoolUsage(ReadOnlyModel):
     max_avail_bytes = models.BigIntegerField()
     images = models.IntegerField()
     provisioned_bytes = models.BigIntegerField()
+    # Of the pool's images (011); NULL in rows older than that but each pool's latest.
+    images_used_bytes = models.BigIntegerField(null=True)
+    images_usage_unknown = models.IntegerField(null=True)
+    stale_images = models.IntegerField(null=True)
 
     class Meta(ReadOnlyModel.Meta):
         db_table = table("pool_usage_history")

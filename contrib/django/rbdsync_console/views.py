@@ -9,22 +9,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from . import conf, rbd_sync
-from .inventory import page_context
+from .image_list import ListState
+from .inventory import image_context, page_context
 from .models import Run
 
 
-def pool_filter_of(request):
-    """?pool=ID[&cluster=FSID] as (fsid or None, pool id); None when absent or invalid."""
-    try:
-        pool_id = int(request.GET["pool"])
-        fsid = str(uuid.UUID(request.GET["cluster"])) if request.GET.get("cluster") else None
-    except (KeyError, ValueError):
-        return None
-    return (fsid, pool_id)
-
-
 def context_for(request):
-    context = page_context(pool_filter_of(request), request.GET.get("page", 1))
+    state = ListState.from_query(request.GET)
+    context = page_context(state)
     context["chart_js"] = conf.get("CHART_JS")
     return context
 
@@ -49,6 +41,25 @@ def block_storage(request):
 def inventory(request):
     """The part of the page a finished run changes, for the page to swap in."""
     return render(request, "rbdsync_console/_inventory.html", context_for(request))
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+@never_cache
+def image(request):
+    """One image's page: ?cluster=FSID&pool=ID&namespace=NAME&id=IMAGE_ID (namespace empty
+    or absent: the pool's default one)."""
+    try:
+        fsid = str(uuid.UUID(request.GET["cluster"]))
+        pool_id = int(request.GET["pool"])
+        image_id = request.GET["id"]
+    except (KeyError, ValueError) as error:
+        raise Http404("an image is named by cluster, pool, namespace and id") from error
+    context = image_context(fsid, pool_id, request.GET.get("namespace", ""), image_id)
+    if context is None:
+        raise Http404("no such image in the inventory (removed since, or never synced)")
+    return render(request, "rbdsync_console/image.html", context)
 
 
 @require_POST

@@ -53,20 +53,23 @@ def add_pool(pool_id, name, stored=0, used=0, max_avail=0, fsid=FSID):
 
 
 def add_image(pool_id, name, image_id, size, used=None, reason="fast-diff disabled",
-              parent=None, snapshot_count=0, stale_error=None, namespace="", fsid=FSID):
-    """parent: (pool id, pool name, image id, image name, snap id, snap name)."""
+              parent=None, snapshot_count=0, stale_error=None, namespace="", fsid=FSID,
+              **columns):
+    """parent: (pool id, pool name, image id, image name, snap id, snap name). columns:
+    more columns of rbdsync.images and their values (JSON columns as JSON text)."""
     parent = parent or (None,) * 6
+    extra = "".join(f", {column}" for column in columns)
     execute(
         "INSERT INTO rbdsync.images (fsid, pool_id, namespace, image_id, name, format, "
         "size_bytes, object_size, features, feature_names, snapshot_count, used_bytes, "
         "used_unknown_reason, parent_pool_id, parent_pool_name, parent_namespace, "
         "parent_image_id, parent_image_name, parent_snap_id, parent_snap_name, stale_error, "
-        "stale_since) VALUES (%s, %s, %s, %s, %s, 2, %s, 4194304, 1, '{layering}', %s, %s, %s, "
-        "%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        "stale_since" + extra + ") VALUES (%s, %s, %s, %s, %s, 2, %s, 4194304, 1, '{layering}', "
+        "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s" + ", %s" * len(columns) + ")",
         (fsid, pool_id, namespace, image_id, name, size, snapshot_count, used,
          None if used is not None else reason, parent[0], parent[1],
          "" if parent[0] is not None else None, parent[2], parent[3], parent[4], parent[5],
-         stale_error, timezone.now() if stale_error else None))
+         stale_error, timezone.now() if stale_error else None, *columns.values()))
 
 
 def add_snapshot(pool_id, image_id, snap_id, name, size, protected=False, children=0,
@@ -101,11 +104,13 @@ def add_run(status="succeeded", trigger="cron", images=None, started=None, fsid=
 
 
 def add_pool_usage(pool_id, run_id, recorded_at, stored, used, max_avail, images, provisioned,
-                   fsid=FSID):
+                   images_used=None, usage_unknown=None, stale=None, fsid=FSID):
     execute("INSERT INTO rbdsync.pool_usage_history (fsid, pool_id, run_id, recorded_at, "
-            "stored_bytes, objects, used_bytes, max_avail_bytes, images, provisioned_bytes) "
-            "VALUES (%s, %s, %s, %s, %s, 1, %s, %s, %s, %s)",
-            (fsid, pool_id, run_id, recorded_at, stored, used, max_avail, images, provisioned))
+            "stored_bytes, objects, used_bytes, max_avail_bytes, images, provisioned_bytes, "
+            "images_used_bytes, images_usage_unknown, stale_images) "
+            "VALUES (%s, %s, %s, %s, %s, 1, %s, %s, %s, %s, %s, %s, %s)",
+            (fsid, pool_id, run_id, recorded_at, stored, used, max_avail, images, provisioned,
+             images_used, usage_unknown, stale))
 
 
 def wipe_inventory():

@@ -8,8 +8,8 @@ from django.test import TestCase
 from django.urls import reverse
 from django.utils import timezone
 
-from .support import (GIB, MIB, HeldClaim, add_cluster, add_image, add_pool, add_pool_usage,
-                      add_run, add_snapshot, add_trash)
+from .support import (FSID, GIB, MIB, HeldClaim, add_cluster, add_image, add_pool,
+                      add_pool_usage, add_run, add_snapshot, add_trash)
 
 
 class BlockStoragePage(TestCase):
@@ -32,8 +32,9 @@ class BlockStoragePage(TestCase):
         add_pool_usage(1, first, cls.t0, 20 * GIB, 60 * GIB, 80 * GIB, 3, 40 * MIB)
         cls.last = add_run("succeeded", "web", images=3, started=cls.t0 + datetime.timedelta(days=1),
                            history_days=400, requested_by="alice <ops>")
+        # The pool's images as the sync wrote them with its latest row: golden and broken.
         add_pool_usage(1, cls.last, cls.t0 + datetime.timedelta(days=1), 25 * GIB, 75 * GIB,
-                       75 * GIB, 3, 40 * MIB)
+                       75 * GIB, 2, 24 * MIB, images_used=4 * MIB, usage_unknown=0, stale=1)
 
     def setUp(self):
         self.client.force_login(self.user)
@@ -65,8 +66,11 @@ class BlockStoragePage(TestCase):
         cards = {card["pool"].name: card for card in response.context["pool_cards"]}
         self.assertEqual(set(cards), {"rbd", "vms"})
         self.assertAlmostEqual(cards["rbd"]["pool"].stored_percent, 25.0)
-        self.assertEqual(cards["rbd"]["stats"]["images"], 2)
-        self.assertEqual(cards["rbd"]["stats"]["stale"], 1)
+        # From the pool's latest history row, not from the images: no page load
+        # aggregates them.
+        self.assertEqual(cards["rbd"]["stats"].images, 2)
+        self.assertEqual(cards["rbd"]["stats"].stale_images, 1)
+        self.assertIsNone(cards["vms"]["stats"], "no history row yet")
         html = response.content.decode()
         rbd = re.search(r'<article class="pool" data-pool-id="1".*?</article>', html, re.S).group(0)
         self.assertIn('style="width: 25.0%"', rbd)
@@ -74,7 +78,8 @@ class BlockStoragePage(TestCase):
         self.assertIn("75 GiB raw used", rbd)
         self.assertIn("75 GiB available", rbd)
         self.assertIn("24 MiB provisioned", rbd)
-        self.assertIn("1 stale", rbd)
+        self.assertIn("4 MiB used by images", rbd)
+        self.assertIn(f'href="?pool={FSID}:1&amp;state=stale">1 stale</a>', rbd)
 
     def test_each_pool_chart_holds_its_history_until_the_last_committed_run(self):
         html = self.page().content.decode()
@@ -112,20 +117,22 @@ class BlockStoragePage(TestCase):
         rbd = re.search(r'<article class="pool" data-pool-id="1".*?</article>', html, re.S).group(0)
         self.assertIn('<span class="cluster">', rbd)
 
-    def test_images_have_usage_bars_snapshots_clones_and_the_stale_mark(self):
+    def test_images_have_usage_bars_parents_and_the_stale_mark(self):
         html = self.page().content.decode()
         rows = {m.group(1): m.group(0) for m in
                 re.finditer(r'<tr class="image[^"]*" data-name="([^"]+)".*?</tr>', html, re.S)}
-        self.assertEqual(set(rows), {"golden", "vm-1", "broken"})
+        self.assertEqual(list(rows), ["broken", "golden", "vm-1"], "in natural order of names")
         self.assertIn('style="width: 25.0%"', rows["golden"])  # 4 of 16 MiB
-        self.assertIn("s1 (16 MiB, protected, 1 clone)", rows["golden"])
-        self.assertIn('<span class="clone">vms/vm-1</span>', rows["golden"])
+        self.assertIn('<td class="snapshots number">1</td>', rows["golden"])
+        self.assertIn('<td class="pool-name">vms</td>', rows["vm-1"])
         self.assertIn('<td class="parent">rbd/golden@s1</td>', rows["vm-1"])
         self.assertIn("usage unknown: fast-diff disabled", rows["vm-1"])
         self.assertIn('class="image stale"', rows["broken"])
         self.assertIn("rbd_header.b1 is missing", rows["broken"])
-        stale = re.search(r'<table id="stale">.*?</table>', html, re.S).group(0)
-        self.assertIn('data-name="broken"', stale)
+        self.assertIn(f'<a class="image-link" href="/image/?cluster={FSID}&amp;pool=1&amp;'
+                      'namespace=&amp;id=g1">golden</a>', rows["golden"])
+        # The stale images are a filter of the list, not a list of their own.
+        self.assertIn('<a class="stale-link" href="?state=stale">1 stale</a>', html)
 
     def test_trash_last_run_and_run_history(self):
         html = self.page().content.decode()
@@ -136,15 +143,20 @@ class BlockStoragePage(TestCase):
                                r'\(by web \(alice &lt;ops&gt;\)\)')
         runs = re.findall(r'<tr class="run (\w+)" data-run-id="([^"]+)"', html)
         by = re.findall(r'<tr class="run \w+" data-run-id="[^"]+" data-status="\w+">\s*'
-                        r'<td>[^<]*</td><td>([^<]*)</td>', html)
+                        r'<td><time [^>]*>[^<]*</time></td><td>([^<]*)</td>', html)
         self.assertEqual(by, ["web (alice &lt;ops&gt;)", "cron"], "who asked, escaped")
         self.assertEqual(len(runs), 2)
         self.assertEqual(runs[0], ("succeeded", self.last), "newest first")
 
     def test_pool_filter_lists_that_pools_images_only(self):
-        response = self.page(pool="2")
-        self.assertEqual([row["image"].name for row in response.context["image_rows"]], ["vm-1"])
-        self.assertEqual(len(response.context["pool_cards"]), 2, "every pool's card stays")
+        for query in ({"pool": "2"}, {"pool": f"{FSID}:2"}, {"pool": "2", "cluster": FSID}):
+            with self.subTest(query=query):
+                response = self.page(**query)
+                self.assertEqual([row["image"].name for row in response.context["image_rows"]],
+                                 ["vm-1"])
+                self.assertEqual(len(response.context["pool_cards"]), 2, "every card stays")
+                self.assertNotIn('<td class="pool-name">', response.content.decode(),
+                                 "one pool: its name is not repeated on every row")
 
     def test_the_refreshable_part_is_the_inventory_without_the_page(self):
         response = self.client.get(reverse("rbdsync_console:inventory"))

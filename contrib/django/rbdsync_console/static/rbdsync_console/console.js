@@ -88,7 +88,9 @@
   async function refreshInventory() {
     const response = await fetch(sync.dataset.inventoryUrl, {credentials: "same-origin"});
     if (!response.ok) { return; }
-    document.getElementById("inventory-view").innerHTML = await response.text();
+    const view = document.getElementById("inventory-view");
+    view.innerHTML = await response.text();
+    localTimes(view);
     drawCharts();
   }
 
@@ -203,6 +205,22 @@
     });
   }
 
+  // ---------------------------------------------------------------- times
+
+  // Times come in UTC (what a page without this script shows, and the hover text);
+  // here they are written in the viewer's own zone.
+  function localTimes(root) {
+    for (const element of root.querySelectorAll("time[data-local]")) {
+      const date = new Date(element.getAttribute("datetime"));
+      if (isNaN(date)) { continue; }
+      const options = {year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
+                       minute: "2-digit", timeZoneName: "short"};
+      if (element.dataset.local === "seconds") { options.second = "2-digit"; }
+      element.textContent = date.toLocaleString([], options);
+    }
+  }
+
+  localTimes(document);
   drawCharts();
   // A run already going when the page loads (cron's, say) gets its bar too.
   const lastRun = document.getElementById("last-run");

@@ -1,0 +1,297 @@
+"""The image list: search, filters, sort and keyset paging, all in the URL.
+
+Every sort walks one btree index of sql/011_console_at_scale.sql from a cursor (the last
+row's sort key and primary key), so page 1,000 costs what page 1 does: no OFFSET, which
+reads and throws away every row before the page. The sort expressions below are the
+indexes' expressions, spelled alike, or the planner cannot use them.
+
+The state of the list is its URL's query (ListState): a link shows the same view, and
+the page works as plain links and a GET form without JavaScript.
+"""
+import base64
+import binascii
+import dataclasses
+import json
+import re
+import uuid
+
+from django.db.models import BooleanField, F, Q
+from django.db.models.expressions import OrderBy, RawSQL
+from django.http import QueryDict
+
+from .models import Image
+
+IMAGES = '"rbdsync"."console_images"'
+NATURAL = '"rbdsync"."natural_sort"'
+
+
+@dataclasses.dataclass(frozen=True)
+class Sort:
+    label: str
+    expression: str  # over the view's columns, as the index spells it over the table's
+    cast: str        # how a cursor's value (text) becomes the expression's type again
+    pattern: str     # what that text may look like: a hand-edited cursor is refused
+    descending_first: bool
+
+
+_INTEGER = r"-?\d{1,20}"
+SORTS = {
+    "name": Sort("Name", f'({IMAGES}."name" COLLATE {NATURAL})', f"(%s::text COLLATE {NATURAL})",
+                 r"(?s).*", False),
+    "size": Sort("Size", f'COALESCE({IMAGES}."size_bytes", -1)', "%s::bigint", _INTEGER, True),
+    "used": Sort("Used", f'COALESCE({IMAGES}."used_bytes", -1)', "%s::bigint", _INTEGER, True),
+    "used_pct": Sort("Used %", f'COALESCE(({IMAGES}."used_bytes")::float8 / '
+                               f'NULLIF({IMAGES}."size_bytes", 0), -1)',
+                     "%s::float8", r"-?[0-9.e+-]{1,32}", True),
+    "snapshots": Sort("Snapshots", f'COALESCE({IMAGES}."snapshot_count", -1)', "%s::integer",
+                      _INTEGER, True),
+    "created": Sort("Created", f"COALESCE({IMAGES}.\"create_timestamp\", "
+                               "'-infinity'::timestamptz)", "%s::timestamptz",
+                    r"-infinity|\d{4,}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?[+-]\d\d(:\d\d){0,2}",
+                    True),
+}
+
+# The filters by state: each a condition on the view's columns.
+STATES = {
+    "stale": ("Stale", Q(stale_error__isnull=False)),
+    "usage_unknown": ("Usage unknown", Q(used_bytes__isnull=True)),
+    "snapshots": ("Has snapshots", Q(snapshot_count__gt=0)),
+    "clone": ("Is a clone", Q(parent_image_id__isnull=False)),
+    "mirrored": ("Mirrored", Q(mirror_mode__isnull=False)),
+    "group": ("In a group", Q(group_pool_id__isnull=False)),
+    "locked": ("Locked", RawSQL(f"{IMAGES}.\"lockers\" <> '[]'::jsonb", (),
+                                output_field=BooleanField())),
+    "in_use": ("In use (watchers)", RawSQL(f"{IMAGES}.\"watchers\" <> '[]'::jsonb", (),
+                                           output_field=BooleanField())),
+}
+
+KEY = ("fsid", "pool_id", "namespace", "image_id")
+
+
+class BadCursor(ValueError):
+    pass
+
+
+def encode_cursor(sort, values):
+    """The position after (or before) a row: the sort's name, its key as text, and the
+    row's primary key, as URL-safe base64 of JSON (names may be any text)."""
+    text = json.dumps([sort, *values], ensure_ascii=False, separators=(",", ":"))
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def decode_cursor(sort, token):
+    """[sort value, fsid, pool id, namespace, image id] of a cursor made for `sort`."""
+    try:
+        values = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        name, value, fsid, pool_id, namespace, image_id = values
+        fsid = str(uuid.UUID(fsid))
+        if (name != sort or not isinstance(pool_id, int) or not isinstance(value, str)
+                or not isinstance(namespace, str) or not isinstance(image_id, str)
+                or not re.fullmatch(SORTS[sort].pattern, value)):
+            raise BadCursor(token)
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as error:
+        raise BadCursor(token) from error
+    return [value, fsid, pool_id, namespace, image_id]
+
+
+@dataclasses.dataclass(frozen=True)
+class ListState:
+    """What the list shows, as its URL says it. Values the URL gets wrong are dropped
+    (a stale bookmark still opens), and `problems` says which."""
+    q: str = ""
+    cluster: str = None      # fsid
+    pool: int = None         # pool id (with cluster, when several clusters share an id)
+    namespace: str = None    # None: any; "": the pool's default namespace
+    states: tuple = ()
+    sort: str = "name"
+    descending: bool = False
+    after: str = None        # cursor tokens: the page after / before that row
+    before: str = None
+    page: int = 1            # for the reader only: keyset pages have no number of their own
+    problems: tuple = ()
+
+    @classmethod
+    def from_query(cls, query):
+        problems = []
+        q = query.get("q", "").strip()
+        cluster = query.get("cluster") or None
+        if cluster is not None:
+            try:
+                cluster = str(uuid.UUID(cluster))
+            except ValueError:
+                problems.append("cluster: not a cluster fsid")
+                cluster = None
+        # "ID", or "FSID:ID" (the form's choice of one cluster's pool).
+        pool = query.get("pool") or None
+        if pool is not None:
+            try:
+                fsid, _, pool_id = pool.rpartition(":")
+                pool = int(pool_id)
+                cluster = str(uuid.UUID(fsid)) if fsid else cluster
+            except ValueError:
+                problems.append("pool: not a pool id")
+                pool = None
+        # "=NAME": namespace NAME; "=": the default namespace. The prefix keeps "any"
+        # (absent or empty) apart from the default namespace, whose name is empty.
+        namespace = query.get("namespace") or None
+        if namespace is not None:
+            if namespace.startswith("="):
+                namespace = namespace[1:]
+            else:
+                problems.append("namespace: expected =NAME")
+                namespace = None
+        states = tuple(s for s in STATES if s in query.getlist("state"))
+        unknown = set(query.getlist("state")) - set(STATES)
+        if unknown:
+            problems.append("state: unknown " + ", ".join(sorted(unknown)))
+        sort = query.get("sort", "name")
+        if sort not in SORTS:
+            problems.append(f"sort: unknown {sort}")
+            sort = "name"
+        direction = query.get("dir")
+        descending = (SORTS[sort].descending_first if direction not in ("asc", "desc")
+                      else direction == "desc")
+        after = query.get("after") or None
+        before = None if after else query.get("before") or None
+        try:
+            page = max(1, int(query.get("page", 1)))
+        except ValueError:
+            page = 1
+        state = cls(q=q, cluster=cluster, pool=pool, namespace=namespace, states=states,
+                    sort=sort, descending=descending, after=after, before=before,
+                    page=page if (after or before) else 1)
+        for token in (after, before):
+            if token:
+                try:
+                    decode_cursor(sort, token)
+                except BadCursor:
+                    problems.append("the page link is out of date: showing the first page")
+                    state = dataclasses.replace(state, after=None, before=None, page=1)
+        return dataclasses.replace(state, problems=tuple(problems))
+
+    def query(self, **changes):
+        """The URL query of this state with `changes`; a change of what is listed or of
+        its order starts again at the first page."""
+        state = dataclasses.replace(self, **changes)
+        if not {"after", "before", "page"} & set(changes):
+            state = dataclasses.replace(state, after=None, before=None, page=1)
+        query = QueryDict(mutable=True)
+        if state.q:
+            query["q"] = state.q
+        if state.cluster:
+            query["cluster"] = state.cluster
+        if state.pool is not None:
+            query["pool"] = str(state.pool)
+        if state.namespace is not None:
+            query["namespace"] = "=" + state.namespace
+        if state.states:
+            query.setlist("state", list(state.states))
+        if state.sort != "name":
+            query["sort"] = state.sort
+        if state.descending != SORTS[state.sort].descending_first:
+            query["dir"] = "desc" if state.descending else "asc"
+        if state.after:
+            query["after"] = state.after
+        if state.before:
+            query["before"] = state.before
+        if state.page != 1 and (state.after or state.before):
+            query["page"] = str(state.page)
+        return query.urlencode()
+
+    def sorted_by(self, sort):
+        """The state a click on `sort`'s header asks for: the other direction when the
+        list is sorted by it, else its own first direction."""
+        if sort == self.sort:
+            return self.query(descending=not self.descending)
+        return self.query(sort=sort, descending=SORTS[sort].descending_first)
+
+    @property
+    def sort_headers(self):
+        """Per sort: its column's label, the query a click on the header asks for, and
+        the header's aria-sort (None where the list is not sorted by it)."""
+        return {key: {"label": sort.label, "query": self.sorted_by(key),
+                      "aria": (("descending" if self.descending else "ascending")
+                               if key == self.sort else None)}
+                for key, sort in SORTS.items()}
+
+    @property
+    def state_choices(self):
+        return [(key, label, key in self.states) for key, (label, _) in STATES.items()]
+
+    @property
+    def filtered(self):
+        return bool(self.q or self.cluster or self.pool is not None
+                    or self.namespace is not None or self.states)
+
+
+def like_pattern(text):
+    """`text` as a LIKE pattern matching itself anywhere: its wildcards escaped."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def matching(state):
+    """The images the state's search and filters select, unordered."""
+    images = Image.objects.all()
+    if state.q:
+        # Any case, as Unicode says (ICU's lower case, whatever the database's locale),
+        # over the name as stored: display text, escaped where the bytes were not UTF-8.
+        images = images.filter(RawSQL(
+            f'pg_catalog.lower({IMAGES}."name" COLLATE {NATURAL}) LIKE '
+            f"pg_catalog.lower(%s::text COLLATE {NATURAL})", (like_pattern(state.q),),
+            output_field=BooleanField()))
+    if state.cluster:
+        images = images.filter(fsid=state.cluster)
+    if state.pool is not None:
+        images = images.filter(pool_id=state.pool)
+    if state.namespace is not None:
+        images = images.filter(namespace=state.namespace)
+    for name in state.states:
+        images = images.filter(STATES[name][1])
+    return images
+
+
+@dataclasses.dataclass
+class ListPage:
+    images: list
+    next_query: str = None
+    previous_query: str = None
+
+
+def page_of(state, per_page):
+    """One page of the list: at most per_page images after (or before) the state's
+    cursor, and the queries of the pages next to it (None where there is none)."""
+    sort = SORTS[state.sort]
+    token = state.after or state.before
+    backwards = state.before is not None
+    # Walking backwards reads the index the other way and turns the rows round after.
+    descending = state.descending != backwards
+    images = matching(state).annotate(sort_value=RawSQL(f"({sort.expression})::text", ()))
+    if token:
+        value, fsid, pool_id, namespace, image_id = decode_cursor(state.sort, token)
+        columns = ", ".join(f'{IMAGES}."{column}"' for column in KEY)
+        images = images.filter(RawSQL(
+            f"({sort.expression}, {columns}) {'<' if descending else '>'} "
+            f"({sort.cast}, %s::uuid, %s::bigint, %s::text, %s::text)",
+            (value, fsid, pool_id, namespace, image_id), output_field=BooleanField()))
+    order = [OrderBy(RawSQL(sort.expression, ()), descending=descending)]
+    order += [OrderBy(F(column), descending=descending) for column in KEY]
+    rows = list(images.order_by(*order)[:per_page + 1])
+    more = len(rows) > per_page
+    rows = rows[:per_page]
+    if backwards:
+        rows.reverse()
+    page = ListPage(rows)
+    if not rows:
+        return page
+
+    def cursor(image):
+        return encode_cursor(state.sort, [image.sort_value, str(image.fsid), image.pool_id,
+                                          image.namespace, image.image_id])
+
+    if more or backwards:
+        page.next_query = state.query(after=cursor(rows[-1]), before=None, page=state.page + 1)
+    if (more and backwards) or state.after:
+        page.previous_query = state.query(after=None, before=cursor(rows[0]),
+                                          page=max(1, state.page - 1))
+    return page

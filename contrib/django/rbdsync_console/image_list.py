@@ -258,9 +258,10 @@ class ListPage:
     previous_query: str = None
 
 
-def page_of(state, per_page):
-    """One page of the list: at most per_page images after (or before) the state's
-    cursor, and the queries of the pages next to it (None where there is none)."""
+def page_queryset(state, per_page):
+    """The query of one page: per_page + 1 images from the state's cursor on (the one
+    more says whether a page follows), in the order the cursor walks; backwards (for a
+    `before` cursor) they come nearest first."""
     sort = SORTS[state.sort]
     token = state.after or state.before
     backwards = state.before is not None
@@ -276,7 +277,14 @@ def page_of(state, per_page):
             (value, fsid, pool_id, namespace, image_id), output_field=BooleanField()))
     order = [OrderBy(RawSQL(sort.expression, ()), descending=descending)]
     order += [OrderBy(F(column), descending=descending) for column in KEY]
-    rows = list(images.order_by(*order)[:per_page + 1])
+    return images.order_by(*order)[:per_page + 1]
+
+
+def page_of(state, per_page):
+    """One page of the list: at most per_page images after (or before) the state's
+    cursor, and the queries of the pages next to it (None where there is none)."""
+    backwards = state.before is not None
+    rows = list(page_queryset(state, per_page))
     more = len(rows) > per_page
     rows = rows[:per_page]
     if backwards:

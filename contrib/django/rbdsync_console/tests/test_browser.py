@@ -19,7 +19,9 @@ from django.test import tag
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.wait import WebDriverWait
 
 from .ceph import TestPool
@@ -32,6 +34,15 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 IMAGES = 20
 RUN_ID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def _attached(element):
+    """False once the page that held `element` was replaced."""
+    try:
+        element.is_enabled()
+        return True
+    except StaleElementReferenceException:
+        return False
 
 
 def headless_chromium(profile):
@@ -240,6 +251,99 @@ class BlockStorageInBrowser(PageDriver, StaticLiveServerTestCase):
                                               "0 changed, 1 removed")
         timer.step("third press: the change made with rbd shown")
         self.screenshot("django-console.png")
+
+    def image_rows(self):
+        """The list's rows as the page shows them: (name, pool) in order."""
+        return [tuple(row) for row in self.browser.execute_script(
+            "return [...document.querySelectorAll('#images tr.image')]"
+            ".map(row => [row.dataset.name, row.dataset.pool]);")]
+
+    def submit_filter(self, query=None, check=()):
+        """Types `query` into the search box (if given), ticks the states `check`, and
+        submits the GET form with the keyboard, as a user without a mouse would."""
+        form = self.browser.find_element(By.ID, "image-filter")
+        for state in check:
+            form.find_element(By.CSS_SELECTOR, f'input[name="state"][value="{state}"]').click()
+        box = form.find_element(By.NAME, "q")
+        if query is not None:
+            box.clear()
+            box.send_keys(query)
+        old = self.browser.find_element(By.ID, "images")
+        box.send_keys(Keys.ENTER)
+        self.wait_for("the list to load again", lambda: not _attached(old))
+
+    def follow(self, element):
+        """Activates a link with the keyboard (focus, Enter) and waits for the next page."""
+        old = self.browser.find_element(By.TAG_NAME, "h1")
+        element.send_keys(Keys.ENTER)
+        self.wait_for("the next page", lambda: not _attached(old))
+
+    def test_search_sort_filter_and_pages_of_a_synced_inventory_then_an_image(self):
+        self.log_in()
+        answer = self.press()
+        self.assertEqual(answer["state"], "started", answer)
+        self.wait_for("the run to end as succeeded",
+                      lambda: self.text("notice").startswith("sync succeeded"))
+        pool = self.pool.name
+        with console_settings(IMAGES_PER_PAGE=8):
+            self.log_in()
+            # Natural order: img-2 before img-10; the pool's name is on every row here
+            # (every pool is listed), and the rows are the synced images.
+            self.assertEqual([name for name, _ in self.image_rows()],
+                             ["golden"] + [f"img-{n}" for n in range(7)])
+            self.assertEqual({p for _, p in self.image_rows()}, {pool})
+
+            self.submit_filter("IMG-1")
+            self.assertEqual([name for name, _ in self.image_rows()],
+                             ["img-1"] + [f"img-{n}" for n in range(10, 17)])
+            self.assertIn("q=IMG-1", self.browser.current_url, "the search is in the URL")
+            self.assertEqual(self.text("list-summary"), "11 images match")
+
+            # Keyset pages, by rel=next with the keyboard; the search stays.
+            self.follow(self.browser.find_element(By.CSS_SELECTOR, 'a[rel="next"]'))
+            self.assertEqual([name for name, _ in self.image_rows()],
+                             [f"img-{n}" for n in range(17, 20)])
+            self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, 'a[rel="next"]'), [])
+            self.follow(self.browser.find_element(By.CSS_SELECTOR, 'a[rel="prev"]'))
+            self.assertEqual(self.image_rows()[0][0], "img-1")
+
+            # Sort by used %, fullest first, from its header.
+            self.follow(self.browser.find_element(By.LINK_TEXT, "Used %"))
+            header = self.browser.find_element(By.XPATH, '//th[a[text()="Used %"]]')
+            self.assertEqual(header.get_attribute("aria-sort"), "descending")
+            used = self.browser.execute_script(
+                "return [...document.querySelectorAll('#images tr.image td.used-percent')]"
+                ".map(cell => parseFloat(cell.textContent) || -1);")  # unknown: last
+            self.assertEqual(used, sorted(used, reverse=True))
+            self.assertGreater(used[0], used[-1], "the images were written unevenly")
+
+            # A filter by state, and the clone's page from its row.
+            self.submit_filter("", check=["clone"])
+            self.assertEqual(self.image_rows(), [("vm-1", pool)])
+            self.screenshot("django-console-filtered.png")
+            self.follow(self.browser.find_element(By.LINK_TEXT, "vm-1"))
+            self.assertEqual(self.text("image-name"), "vm-1")
+            parents = self.browser.execute_script(
+                "return [...document.querySelectorAll('#parents li')].map(li => li.textContent);")
+            self.assertEqual(parents, [f"{pool}/golden@v1"])
+            created = self.browser.find_element(
+                By.XPATH, '//dt[text()="Created"]/following-sibling::dd[1]/time')
+            self.assertTrue(created.get_attribute("title").endswith(" UTC"))
+            self.assertNotEqual(created.text, created.get_attribute("title"),
+                                "the script wrote the time in the viewer's zone")
+            self.screenshot("django-console-image.png")
+
+            # On a phone's width the page does not scroll sideways: the tables do.
+            self.browser.set_window_size(390, 844)
+            try:
+                self.browser.back()
+                self.wait_for("the list again", lambda: self.image_rows() == [("vm-1", pool)])
+                self.assertLessEqual(
+                    self.browser.execute_script("return document.documentElement.scrollWidth;"),
+                    self.browser.execute_script("return window.innerWidth;") + 1)
+                self.screenshot("django-console-phone.png")
+            finally:
+                self.browser.set_window_size(1400, 1300)
 
     def test_a_run_whose_process_died_is_followed_until_it_is_answered_abandoned(self):
         # A row left `running` (killed, no claim held): the page follows it when it loads,

@@ -291,6 +291,8 @@ def page_of(state, per_page):
         rows.reverse()
     page = ListPage(rows)
     if not rows:
+        if state.after or state.before:  # past the end (rows removed since): start again
+            page.previous_query = state.query()
         return page
 
     def cursor(image):

@@ -98,8 +98,6 @@ def page_context(state):
         "image_page": page,
         "matching": matching(state).count(),
         "namespaces": namespace_names(),
-        "filter_pool": pools_by_key.get((state.cluster, state.pool)) or next(
-            (p for p in pools if p.pool_id == state.pool), None),
         "stale_count": sum(card["stats"].stale_images or 0 for card in cards if card["stats"]),
         "trash": list(TrashEntry.objects.select_related("pool_row")
                       .order_by("-deletion_time")[:conf.get("TRASH_SHOWN")]),

@@ -201,6 +201,14 @@ class ImageList(TestCase):
                 self.assertIn("the page link is out of date: showing the first page",
                               response.context["list"].problems)
 
+    def test_a_page_past_the_end_links_back_to_the_first(self):
+        add_image(1, "a", "a", MIB)
+        # After a row that sorts last (removed since the link was made).
+        response = self.page(after=encode_cursor("name", ["zzz", FSID, 9, "", "z"]), page=5)
+        self.assertEqual(names(response), [])
+        self.assertEqual(link(response, "prev"), "")
+        self.assertIsNone(link(response, "next"))
+
     def test_the_url_holds_the_whole_view(self):
         state = ListState(q="vol 1", cluster=FSID, pool=1, namespace="", sort="used_pct",
                           descending=False, states=("stale", "locked"),

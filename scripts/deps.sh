@@ -47,7 +47,7 @@ service_pkgs=(
 # the unit test that fails on its warnings.
 extra_pkgs=(
     dpkg-dev debhelper lintian logrotate gzip groff-base systemd python3-prometheus-client
-    python3-psycopg2 python3-django libjs-chart.js
+    python3-psycopg2 python3-django libjs-chart.js gunicorn
     chromium chromium-driver python3-selenium python3-rados python3-rbd
 )
 # scripts/test.sh --all builds and tests in a Debian 13 root that mmdebstrap makes from

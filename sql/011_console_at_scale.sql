@@ -4,30 +4,24 @@
 -- Natural order of names: vol-2 before vol-10, as ICU's numeric ordering ("kn") sorts
 -- them. Deterministic (ties broken by the bytes), so it serves btree indexes, equality
 -- and LIKE. Its ICU version is recorded; after an upgrade of libicu, PostgreSQL warns
--- until the indexes below are rebuilt (REINDEX, then ALTER COLLATION ... REFRESH
+-- until the index below is rebuilt (REINDEX, then ALTER COLLATION ... REFRESH
 -- VERSION): docs/schema.md says how.
 CREATE COLLATION rbdsync.natural_sort (provider = icu, locale = 'und-u-kn-true');
 
--- The image list's sort orders, each a btree the page walks from a keyset cursor: the sort
--- key, then the image's primary key, so that rows with equal keys still have one order
--- and a page starts exactly after the last row of the one before. NULL keys (never read,
--- usage unknown) sort as -1 / -infinity: first in ascending order, last in descending.
--- The console's queries spell these expressions exactly as here, or the planner cannot
--- match them (rbdsync_console/image_list.py).
+-- The image list's default order, by name, as a btree the page walks from a keyset cursor:
+-- the sort key, then the image's primary key, so that equal names still have one order
+-- and a page starts exactly after the last row of the one before, wherever it is (no
+-- OFFSET). The console spells the expression exactly as here, or the planner cannot match
+-- it (rbdsync_console/image_list.py).
+--
+-- The list's other sorts (size, used, used %, snapshots, created) have no index: each
+-- would cost every sync. Usage changes on most images in use every night, and an index
+-- on it would make each such UPDATE touch every index of the table instead of none (no
+-- HOT update); and each index adds its share to the first sync of a cluster, which this
+-- one alone makes 20 s longer at 1,000,000 images (docs/performance.md). Those sorts read
+-- the table and keep the top of it: some 50 ms at 100,000 images, on any page.
 CREATE INDEX images_by_natural_name ON rbdsync.images
     ((name COLLATE rbdsync.natural_sort), fsid, pool_id, namespace, image_id);
-CREATE INDEX images_by_size ON rbdsync.images
-    ((coalesce(size_bytes, -1)), fsid, pool_id, namespace, image_id);
-CREATE INDEX images_by_used ON rbdsync.images
-    ((coalesce(used_bytes, -1)), fsid, pool_id, namespace, image_id);
-CREATE INDEX images_by_used_ratio ON rbdsync.images
-    ((coalesce(used_bytes::float8 / nullif(size_bytes, 0), -1)), fsid, pool_id, namespace,
-     image_id);
-CREATE INDEX images_by_snapshots ON rbdsync.images
-    ((coalesce(snapshot_count, -1)), fsid, pool_id, namespace, image_id);
-CREATE INDEX images_by_created ON rbdsync.images
-    ((coalesce(create_timestamp, '-infinity'::timestamptz)), fsid, pool_id, namespace,
-     image_id);
 
 -- The search (lower(name) LIKE '%text%', in the collation above) reads every name: no
 -- btree serves a substring. What the planner needs is how many names match, to choose

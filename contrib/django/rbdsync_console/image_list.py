@@ -1,9 +1,10 @@
 """The image list: search, filters, sort and keyset paging, all in the URL.
 
-Every sort walks one btree index of sql/011_console_at_scale.sql from a cursor (the last
-row's sort key and primary key), so page 1,000 costs what page 1 does: no OFFSET, which
-reads and throws away every row before the page. The sort expressions below are the
-indexes' expressions, spelled alike, or the planner cannot use them.
+Every page starts from a cursor (the last row's sort key and primary key), so page 1,000
+costs what page 1 does: no OFFSET, which reads and throws away every row before the
+page. The default order, by name, walks the btree of sql/011_console_at_scale.sql,
+whose expression the one below spells alike, or the planner could not use it; the
+other sorts read the table and keep the top (011 says why they have no index).
 
 The state of the list is its URL's query (ListState): a link shows the same view, and
 the page works as plain links and a GET form without JavaScript.
@@ -28,7 +29,7 @@ NATURAL = '"rbdsync"."natural_sort"'
 @dataclasses.dataclass(frozen=True)
 class Sort:
     label: str
-    expression: str  # over the view's columns, as the index spells it over the table's
+    expression: str  # over the view's columns (for name: as its index spells it)
     cast: str        # how a cursor's value (text) becomes the expression's type again
     pattern: str     # what that text may look like: a hand-edited cursor is refused
     descending_first: bool

@@ -96,7 +96,7 @@ def page_context(state):
         "list": state,
         "image_rows": rows,
         "image_page": page,
-        "matching": matching(state).count(),
+        "matching": images_matching(state, cards),
         "namespaces": namespace_names(),
         "stale_count": sum(card["stats"].stale_images or 0 for card in cards if card["stats"]),
         "trash": list(TrashEntry.objects.select_related("pool_row")
@@ -105,6 +105,15 @@ def page_context(state):
         "runs": [{"run": run, "totals": totals.get(run.run_id)} for run in runs],
         "inventory_as_of": max(last_committed.values()) if last_committed else None,
     }
+
+
+def images_matching(state, cards):
+    """How many images the list holds: unfiltered, the sum of the pools' counts the sync
+    wrote with their latest history rows (no page load counts the images); else, or when
+    a pool has no such row yet, counted."""
+    if not state.filtered and all(card["stats"] for card in cards):
+        return sum(card["stats"].images for card in cards)
+    return matching(state).count()
 
 
 # How far up the page follows a clone's parents: RBD allows deep chains, the page a few.

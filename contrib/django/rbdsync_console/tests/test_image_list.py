@@ -10,10 +10,12 @@ from django.db import connections
 from django.http import QueryDict
 from django.test import TestCase, override_settings
 from django.urls import reverse
+from django.utils import timezone
 
 from .. import conf
 from ..image_list import SORTS, STATES, ListState, encode_cursor, page_of, page_queryset
-from .support import FSID, MIB, add_cluster, add_image, add_pool, add_snapshot, execute
+from .support import (FSID, MIB, add_cluster, add_image, add_pool, add_pool_usage, add_run,
+                      add_snapshot, execute)
 from .test_page import permission
 
 OTHER = "7f3c7e0e-0000-4000-8000-000000000002"
@@ -200,6 +202,18 @@ class ImageList(TestCase):
                 self.assertEqual(names(response), ["a"])
                 self.assertIn("the page link is out of date: showing the first page",
                               response.context["list"].problems)
+
+    def test_the_unfiltered_count_is_the_pools_figures_a_filtered_one_counted(self):
+        add_image(1, "a", "a", MIB)
+        add_image(2, "b", "b", MIB)
+        run = add_run("succeeded", images=2)
+        add_pool_usage(1, run, timezone.now(), 0, 0, 0, 1, MIB)
+        # No row for pool 2 yet (a pool the last runs did not read): counted.
+        self.assertContains(self.page(), '<span class="matching">2</span> images</p>', html=False)
+        # The sync's figures, once every pool has them: here deliberately not the rows'.
+        add_pool_usage(2, run, timezone.now(), 0, 0, 0, 41, MIB)
+        self.assertContains(self.page(), '<span class="matching">42</span> images</p>')
+        self.assertContains(self.page(q="a"), '<span class="matching">1</span> image match')
 
     def test_a_page_past_the_end_links_back_to_the_first(self):
         add_image(1, "a", "a", MIB)

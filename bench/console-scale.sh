@@ -33,8 +33,8 @@
 # Exit status: 0, or 1 when a step failed or an answer was not 200 (a missed target is
 # reported, never an exit status); 64 for a bad command line.
 #
-# --only runs some cases (e.g. --only first_page,progress_json while the app has no
-# image page yet); --keep leaves PostgreSQL and gunicorn running afterwards and prints how
+# --only runs some cases (e.g. --only first_page,search, without the keyset walk's two
+# minutes); --keep leaves PostgreSQL and gunicorn running afterwards and prints how
 # to reach and stop them. The server and gunicorn are stopped on any other exit.
 # Defaults: --images 100000, --seed 37, --build build, --requests 50.
 # Port: PG_SERVER_PORT (default: a free one); gunicorn's: a free one.

@@ -260,9 +260,12 @@ class ListPage:
 
 
 def page_queryset(state, per_page):
-    """The query of one page: per_page + 1 images from the state's cursor on (the one
-    more says whether a page follows), in the order the cursor walks; backwards (for a
-    `before` cursor) they come nearest first."""
+    """The query of one page's keys: (fsid, pool id, namespace, image id, sort value) of
+    per_page + 1 images from the state's cursor on (the one more says whether a page
+    follows), in the order the cursor walks; backwards (for a `before` cursor) nearest
+    first. Keys only: an unindexed sort keeps the top of every image, and keeping whole
+    rows of the view (their JSON keys, watchers, lockers) took 3 times as long at
+    100,000 images (150-300 ms against 60)."""
     sort = SORTS[state.sort]
     token = state.after or state.before
     backwards = state.before is not None
@@ -278,31 +281,49 @@ def page_queryset(state, per_page):
             (value, fsid, pool_id, namespace, image_id), output_field=BooleanField()))
     order = [OrderBy(RawSQL(sort.expression, ()), descending=descending)]
     order += [OrderBy(F(column), descending=descending) for column in KEY]
-    return images.order_by(*order)[:per_page + 1]
+    return images.order_by(*order).values_list(*KEY, "sort_value")[:per_page + 1]
+
+
+def images_by_key(keys):
+    """The images of `keys` ((fsid, pool id, namespace, image id, ...)), in that order,
+    read by primary key. One removed since the keys were read is left out."""
+    if not keys:
+        return []
+    columns = ", ".join(f'{IMAGES}."{column}"' for column in KEY)
+    found = Image.objects.filter(RawSQL(
+        f"({columns}) IN (SELECT * FROM ROWS FROM (pg_catalog.unnest(%s::uuid[]), "
+        "pg_catalog.unnest(%s::bigint[]), pg_catalog.unnest(%s::text[]), "
+        "pg_catalog.unnest(%s::text[])))",
+        ([str(key[0]) for key in keys], *([key[n] for key in keys] for n in (1, 2, 3))),
+        output_field=BooleanField()))
+    by_key = {(str(image.fsid), image.pool_id, image.namespace, image.image_id): image
+              for image in found}
+    return [by_key[key] for key in ((str(k[0]), k[1], k[2], k[3]) for k in keys)
+            if key in by_key]
 
 
 def page_of(state, per_page):
     """One page of the list: at most per_page images after (or before) the state's
     cursor, and the queries of the pages next to it (None where there is none)."""
     backwards = state.before is not None
-    rows = list(page_queryset(state, per_page))
-    more = len(rows) > per_page
-    rows = rows[:per_page]
+    keys = list(page_queryset(state, per_page))
+    more = len(keys) > per_page
+    keys = keys[:per_page]
     if backwards:
-        rows.reverse()
-    page = ListPage(rows)
-    if not rows:
+        keys.reverse()
+    page = ListPage(images_by_key(keys))
+    if not keys:
         if state.after or state.before:  # past the end (rows removed since): start again
             page.previous_query = state.query()
         return page
 
-    def cursor(image):
-        return encode_cursor(state.sort, [image.sort_value, str(image.fsid), image.pool_id,
-                                          image.namespace, image.image_id])
+    def cursor(key):
+        fsid, pool_id, namespace, image_id, value = key
+        return encode_cursor(state.sort, [value, str(fsid), pool_id, namespace, image_id])
 
     if more or backwards:
-        page.next_query = state.query(after=cursor(rows[-1]), before=None, page=state.page + 1)
+        page.next_query = state.query(after=cursor(keys[-1]), before=None, page=state.page + 1)
     if (more and backwards) or state.after:
-        page.previous_query = state.query(after=None, before=cursor(rows[0]),
+        page.previous_query = state.query(after=None, before=cursor(keys[0]),
                                           page=max(1, state.page - 1))
     return page

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from .. import conf
-from ..image_list import SORTS, STATES, ListState, encode_cursor, page_of, page_queryset
+from ..image_list import SORTS, STATES, ListState, encode_cursor, page_queryset
 from .support import (FSID, MIB, add_cluster, add_image, add_pool, add_pool_usage, add_run,
                       add_snapshot, execute)
 from .test_page import permission
@@ -259,15 +259,14 @@ class ImageList(TestCase):
                            "SET LOCAL enable_bitmapscan = off")
         for descending, direction in ((False, "after"), (True, "after"), (False, "before")):
             first = ListState(descending=descending)
-            row = page_of(first, 1).images[0]
-            token = encode_cursor("name", [row.sort_value, str(row.fsid), row.pool_id,
-                                           row.namespace, row.image_id])
+            fsid, pool_id, namespace, image_id, value = page_queryset(first, 1)[0]
+            token = encode_cursor("name", [value, str(fsid), pool_id, namespace, image_id])
             state = ListState.from_query(QueryDict(first.query(**{direction: token})))
             with self.subTest(descending=descending, cursor=direction):
                 plan = page_queryset(state, 100).explain()
                 backward = descending != (direction == "before")
-                self.assertIn(f"Index Scan {'Backward ' if backward else ''}using "
-                              "images_by_natural_name", plan)
+                self.assertRegex(plan, f"Index (Only )?Scan {'Backward ' if backward else ''}"
+                                       "using images_by_natural_name")
                 self.assertIn("Index Cond", plan, "the cursor is a condition of the scan")
                 self.assertNotRegex(plan, r"(?m)^\s*(->\s*)?(Incremental )?Sort\b")
 

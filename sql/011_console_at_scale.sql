@@ -23,6 +23,13 @@ CREATE COLLATION rbdsync.natural_sort (provider = icu, locale = 'und-u-kn-true')
 CREATE INDEX images_by_natural_name ON rbdsync.images
     ((name COLLATE rbdsync.natural_sort), fsid, pool_id, namespace, image_id);
 
+-- The stale images, in name order: what an admin looks at first (the pool cards link to
+-- them), a few among many. Partial, so it holds only them, and stale_error changes only
+-- when an image turns stale or readable again, so other UPDATEs stay HOT.
+CREATE INDEX images_stale ON rbdsync.images
+    ((name COLLATE rbdsync.natural_sort), fsid, pool_id, namespace, image_id)
+    WHERE stale_error IS NOT NULL;
+
 -- The search (lower(name) LIKE '%text%', in the collation above) reads every name: no
 -- btree serves a substring. What the planner needs is how many names match, to choose
 -- between walking a sort's index until a page is full (a common text) and reading the

@@ -297,7 +297,7 @@ def images_by_key(keys):
         ([str(key[0]) for key in keys], *([key[n] for key in keys] for n in (1, 2, 3))),
         output_field=BooleanField()))
     by_key = {(str(image.fsid), image.pool_id, image.namespace, image.image_id): image
-              for image in found}
+              for image in found.order_by()}
     return [by_key[key] for key in ((str(k[0]), k[1], k[2], k[3]) for k in keys)
             if key in by_key]
 

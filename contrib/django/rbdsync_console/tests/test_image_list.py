@@ -269,6 +269,10 @@ class ImageList(TestCase):
                                        "using images_by_natural_name")
                 self.assertIn("Index Cond", plan, "the cursor is a condition of the scan")
                 self.assertNotRegex(plan, r"(?m)^\s*(->\s*)?(Incremental )?Sort\b")
+        # The stale images have a partial index of their own, in the same order.
+        plan = page_queryset(ListState(states=("stale",)), 100).explain()
+        self.assertRegex(plan, "Index (Only )?Scan using images_stale")
+        self.assertNotRegex(plan, r"(?m)^\s*(->\s*)?(Incremental )?Sort\b")
 
 
 class ImagePage(TestCase):

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/migrations.hpp"
 #include "integration/harness.hpp"
 
 namespace rbdsync::testing {
@@ -195,4 +196,64 @@ TEST_F(UsageHistoryTest, HistoryOlderThanTheWindowIsPrunedButTheValueAtItsStartS
 }
 
 }  // namespace
+
+// Migration 011 on a database a rbd-sync of schema 010 filled: each pool's latest history
+// row gets the figures of its images as they stand (what the console's pool card shows);
+// older rows stay NULL, since nobody measured them.
+class UsageHistoryUpgradeTest : public IntegrationTest {};
+
+TEST_F(UsageHistoryUpgradeTest, Migration011FillsEachPoolsLatestRowFromItsImages) {
+  {
+    auto connection = db.connect();
+    pqxx::work work(*connection);
+    work.exec("SET LOCAL search_path = pg_catalog, pg_temp");
+    work.exec("CREATE SCHEMA rbdsync");
+    work.exec(
+        "CREATE TABLE rbdsync.schema_migrations (version integer PRIMARY KEY, name text NOT "
+        "NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+    for (const db::Migration& migration : db::migrations()) {
+      if (migration.version <= 10) {
+        work.exec(migration.sql);
+        work.exec("INSERT INTO rbdsync.schema_migrations (version, name) VALUES (" +
+                  std::to_string(migration.version) + ", " + work.quote(migration.name) + ")");
+      }
+    }
+    const std::string fsid = "'0bbd9a41-0000-4000-8000-00000000000b'";
+    work.exec("INSERT INTO rbdsync.clusters (fsid, name) VALUES (" + fsid + ", 'ceph')");
+    work.exec(
+        "INSERT INTO rbdsync.pools (fsid, pool_id, name, pool_type, replica_size, min_size, "
+        "pg_num, "
+        "stored_bytes, objects, used_bytes, max_avail_bytes, mirror_mode) SELECT " +
+        fsid +
+        ", id, 'p' || id, 'replicated', 3, 2, 32, 0, 0, 0, 0, 'disabled' FROM "
+        "generate_series(1, 2) AS id");
+    const std::string image =
+        "INSERT INTO rbdsync.images (fsid, pool_id, image_id, name, format, size_bytes, "
+        "object_size, features, feature_names, used_bytes, used_unknown_reason, stale_error, "
+        "stale_since) VALUES (" +
+        fsid + ", 1, ";
+    work.exec(image + "'i1', 'one', 2, 1000, 4194304, 1, '{}', 100, NULL, NULL, NULL)");
+    work.exec(image +
+              "'i2', 'two', 2, 1000, 4194304, 1, '{}', NULL, 'fast-diff disabled', "
+              "NULL, NULL)");
+    work.exec(image + "'i3', 'three', 2, 1000, 4194304, 1, '{}', 5, NULL, 'cannot open', now())");
+    const std::string history =
+        "INSERT INTO rbdsync.pool_usage_history (fsid, pool_id, recorded_at, stored_bytes, "
+        "objects, used_bytes, max_avail_bytes, images, provisioned_bytes) VALUES (" +
+        fsid + ", ";
+    work.exec(history + "1, now() - interval '2 days', 1, 1, 1, 1, 2, 2000)");
+    work.exec(history + "1, now() - interval '1 day', 2, 2, 2, 2, 3, 3000)");
+    work.exec(history + "2, now() - interval '1 day', 0, 0, 0, 0, 0, 0)");
+    work.commit();
+  }
+  const RunResult migrated = migrate();
+  ASSERT_EQ(migrated.exit_code, 0) << migrated.err;
+  EXPECT_NE(migrated.out.find("applied=11"), std::string::npos) << migrated.out;
+  EXPECT_EQ(db.rows("SELECT pool_id || ':' || images || '|' || coalesce(images_used_bytes::text, "
+                    "'-') || '|' || coalesce(images_usage_unknown::text, '-') || '|' || "
+                    "coalesce(stale_images::text, '-') FROM rbdsync.pool_usage_history "
+                    "ORDER BY pool_id, recorded_at"),
+            (std::vector<std::string>{"1:2|-|-|-", "1:3|105|1|1", "2:0|0|0|0"}));
+}
+
 }  // namespace rbdsync::testing

@@ -54,9 +54,14 @@ def image(request):
         fsid = str(uuid.UUID(request.GET["cluster"]))
         pool_id = int(request.GET["pool"])
         image_id = request.GET["id"]
+        if not -2 ** 63 <= pool_id < 2 ** 63:
+            raise ValueError(pool_id)
     except (KeyError, ValueError) as error:
         raise Http404("an image is named by cluster, pool, namespace and id") from error
-    context = image_context(fsid, pool_id, request.GET.get("namespace", ""), image_id)
+    namespace = request.GET.get("namespace", "")
+    if "\x00" in image_id + namespace:  # no stored name holds one (it is escaped)
+        raise Http404("no such image in the inventory")
+    context = image_context(fsid, pool_id, namespace, image_id)
     if context is None:
         raise Http404("no such image in the inventory (removed since, or never synced)")
     return render(request, "rbdsync_console/image.html", context)

@@ -1,5 +1,7 @@
-"""What the block-storage page and an image's page show, each in a handful of queries
-that reach an index: none reads every image."""
+"""What the block-storage page and an image's page show, each in a handful of queries.
+The pool cards and the unfiltered count read what the sync wrote with each pool's
+history row; only a search, a filter by state and the unindexed sorts read the
+images."""
 import datetime
 from collections import defaultdict
 
@@ -95,6 +97,8 @@ def page_context(state):
         "pool_cards": cards,
         "list": state,
         "image_rows": rows,
+        # One pool's name is not repeated on every row; a pool id of several clusters is.
+        "show_pool": state.pool is None or (state.cluster is None and len(clusters) > 1),
         "image_page": page,
         "matching": images_matching(state, cards),
         "namespaces": namespace_names(),

@@ -114,8 +114,13 @@ class ImageList(TestCase):
         add_image(1, "there", "h", MIB, fsid=OTHER)
         self.assertEqual(names(self.page(cluster=OTHER)), ["there"])
         self.assertEqual(names(self.page(pool=f"{FSID}:1")), ["here", "tenant"])
-        self.assertEqual(names(self.page(pool="1")), ["here", "tenant", "there"],
+        response = self.page(pool="1")
+        self.assertEqual(names(response), ["here", "tenant", "there"],
                          "a pool id alone means that id in every cluster")
+        content = response.content.decode()
+        self.assertIn('<td class="pool-name">dr</td>', content, "two pools: named on rows")
+        self.assertIn(f'<option value="{FSID}:1" selected>', content,
+                      "the form keeps the filter when it is sent again")
         self.assertEqual(names(self.page(pool="1", namespace="=")), ["here", "there"],
                          "the default namespace")
         self.assertEqual(names(self.page(namespace="=tenant-a")), ["tenant"])
@@ -272,7 +277,7 @@ class ImageList(TestCase):
         # The page's own links keep the filters, and the form shows them.
         add_image(1, "vol 1", "v", MIB, stale_error="cannot open",
                   lockers='[{"locker": "client.7", "id": "a", "address": "b"}]')
-        response = self.page(**QueryDict(state.query()))
+        response = self.client.get("/?" + state.query())
         self.assertEqual(names(response), ["vol 1"])
         content = response.content.decode()
         self.assertIn('<input type="search" name="q" value="vol 1"', content)

@@ -4,8 +4,9 @@
 -- Natural order of names: vol-2 before vol-10, as ICU's numeric ordering ("kn") sorts
 -- them. Deterministic (ties broken by the bytes), so it serves btree indexes, equality
 -- and LIKE. Its ICU version is recorded; after an upgrade of libicu, PostgreSQL warns
--- until the index below is rebuilt (REINDEX, then ALTER COLLATION ... REFRESH
--- VERSION): docs/schema.md says how.
+-- until the indexes below are rebuilt (REINDEX, then ALTER COLLATION ... REFRESH
+-- VERSION): docs/schema.md says how. Needs PostgreSQL 14 or later built with ICU (as
+-- Debian's are), for the collation and the statistics on an expression.
 CREATE COLLATION rbdsync.natural_sort (provider = icu, locale = 'und-u-kn-true');
 
 -- The image list's default order, by name, as a btree the page walks from a keyset cursor:
@@ -18,8 +19,8 @@ CREATE COLLATION rbdsync.natural_sort (provider = icu, locale = 'und-u-kn-true')
 -- would cost every sync. Usage changes on most images in use every night, and an index
 -- on it would make each such UPDATE touch every index of the table instead of none (no
 -- HOT update); and each index adds its share to the first sync of a cluster, which this
--- one alone makes 20 s longer at 1,000,000 images (docs/performance.md). Those sorts read
--- the table and keep the top of it: some 50 ms at 100,000 images, on any page.
+-- one alone makes 17-23 s longer at 1,000,000 images (docs/performance.md). Those sorts read
+-- the table and keep the top of it: some 60 ms at 100,000 images, on any page.
 CREATE INDEX images_by_natural_name ON rbdsync.images
     ((name COLLATE rbdsync.natural_sort), fsid, pool_id, namespace, image_id);
 

@@ -103,6 +103,17 @@ struct PoolPlan {
   std::size_t count;
 };
 
+/// The plan of the pool image `index` falls in: each plan holds images [first, first + count).
+template <typename Plan>
+const Plan& plan_containing(const std::vector<Plan>& plans, std::size_t index) {
+  for (const Plan& plan : plans) {
+    if (index < plan.first + plan.count) {
+      return plan;
+    }
+  }
+  throw Error(ExitCode::internal, fmt::format("image index {} out of range", index));
+}
+
 /// The simulated cluster: every listing, ref and image from (seed, index).
 class SimCluster {
  public:
@@ -149,14 +160,7 @@ class SimCluster {
     return entries;
   }
 
-  const PoolPlan& plan_of(std::size_t index) const {
-    for (const PoolPlan& plan : m_plans) {
-      if (index < plan.first + plan.count) {
-        return plan;
-      }
-    }
-    throw Error(ExitCode::internal, fmt::format("image index {} out of range", index));
-  }
+  const PoolPlan& plan_of(std::size_t index) const { return plan_containing(m_plans, index); }
 
   inventory::ImageRef ref_at(std::size_t index) const {
     const std::uint64_t h = draw(0, index);
@@ -434,14 +438,7 @@ class ConsoleCluster {
     return entries;
   }
 
-  const ConsolePlan& plan_of(std::size_t index) const {
-    for (const ConsolePlan& plan : m_plans) {
-      if (index < plan.first + plan.count) {
-        return plan;
-      }
-    }
-    throw Error(ExitCode::internal, fmt::format("image index {} out of range", index));
-  }
+  const ConsolePlan& plan_of(std::size_t index) const { return plan_containing(m_plans, index); }
 
   inventory::ImageRef ref_at(std::size_t index) const {
     static constexpr const char* k_distros[] = {"debian-12", "ubuntu-24.04", "rocky-9",

@@ -10,7 +10,10 @@ import uuid
 from pathlib import Path
 
 import psycopg2
+from django.contrib.auth.models import Permission, User
 from django.db import connections
+from django.test import TestCase
+from django.urls import reverse
 from django.utils import timezone
 
 from .. import conf
@@ -193,3 +196,31 @@ def process_gone(pid):
             return stat.read().rpartition(")")[2].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def permission(codename):
+    return Permission.objects.filter(content_type__app_label="rbdsync_console",
+                                     codename=codename)
+
+
+class ViewerTestCase(TestCase):
+    """Signed in as a user who may see the inventory (and nothing more), over one
+    cluster and the pools of POOLS ((id, name), no figures)."""
+    POOLS = ()
+
+    @classmethod
+    def setUpTestData(cls):
+        cls.user = User.objects.create_user("viewer", password="pw")
+        cls.user.user_permissions.add(*permission("view_inventory"))
+        add_cluster()
+        for pool_id, name in cls.POOLS:
+            add_pool(pool_id, name)
+
+    def setUp(self):
+        self.client.force_login(self.user)
+
+    def page(self, **query):
+        """The block-storage page for `query`, which must answer 200."""
+        response = self.client.get(reverse("rbdsync_console:block_storage"), query)
+        self.assertEqual(response.status_code, 200)
+        return response

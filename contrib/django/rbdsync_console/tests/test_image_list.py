@@ -9,15 +9,14 @@ from urllib.parse import parse_qs, urlsplit
 from django.contrib.auth.models import User
 from django.db import connections
 from django.http import QueryDict
-from django.test import TestCase, override_settings
+from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
 from .. import conf
 from ..image_list import SORTS, STATES, ListState, encode_cursor, page_queryset
-from .support import (FSID, MIB, add_cluster, add_image, add_pool, add_pool_usage, add_run,
-                      add_snapshot, execute)
-from .test_page import permission
+from .support import (FSID, MIB, ViewerTestCase, add_cluster, add_image, add_pool,
+                      add_pool_usage, add_run, add_snapshot, execute)
 
 OTHER = "7f3c7e0e-0000-4000-8000-000000000002"
 
@@ -32,22 +31,8 @@ def link(response, rel):
     return html.unescape(found.group(1)) if found else None
 
 
-class ImageList(TestCase):
-    @classmethod
-    def setUpTestData(cls):
-        cls.user = User.objects.create_user("viewer")
-        cls.user.user_permissions.add(*permission("view_inventory"))
-        add_cluster()
-        add_pool(1, "rbd")
-        add_pool(2, "vms")
-
-    def setUp(self):
-        self.client.force_login(self.user)
-
-    def page(self, **query):
-        response = self.client.get(reverse("rbdsync_console:block_storage"), query)
-        self.assertEqual(response.status_code, 200)
-        return response
+class ImageList(ViewerTestCase):
+    POOLS = ((1, "rbd"), (2, "vms"))
 
     def test_names_sort_in_natural_order(self):
         for index, name in enumerate(["vol-10", "vol-9", "vol-2", "vol-1", "Vol-3", "vol-100",
@@ -316,15 +301,12 @@ class ImageList(TestCase):
         self.assertNotRegex(plan, r"(?m)^\s*(->\s*)?(Incremental )?Sort\b")
 
 
-class ImagePage(TestCase):
+class ImagePage(ViewerTestCase):
+    POOLS = ((1, "rbd"), (2, "vms"), (3, "ec-data"))
+
     @classmethod
     def setUpTestData(cls):
-        cls.user = User.objects.create_user("viewer")
-        cls.user.user_permissions.add(*permission("view_inventory"))
-        add_cluster()
-        add_pool(1, "rbd")
-        add_pool(2, "vms")
-        add_pool(3, "ec-data")
+        super().setUpTestData()
         add_image(1, "base", "b", 10 * MIB, used=MIB, snapshot_count=1)
         add_snapshot(1, "b", 1, "gold", 10 * MIB, protected=True, children=1)
         execute("UPDATE rbdsync.snapshots SET used_bytes = %s, used_unknown_reason = NULL "
@@ -337,9 +319,6 @@ class ImagePage(TestCase):
                                                                "rbd_cache": "false"}),
                   create_timestamp="2026-05-04T03:02:01Z")
         add_image(2, "vm-2", "c2", 10 * MIB, parent=(1, "rbd", "g", "golden", 4, "s1"))
-
-    def setUp(self):
-        self.client.force_login(self.user)
 
     def image(self, pool, image_id, namespace=""):
         return self.client.get(reverse("rbdsync_console:image"),

@@ -8,16 +8,14 @@ from django.test import TestCase
 from django.urls import reverse
 from django.utils import timezone
 
-from .support import (FSID, GIB, MIB, HeldClaim, add_cluster, add_image, add_pool,
-                      add_pool_usage, add_run, add_snapshot, add_trash)
+from .support import (FSID, GIB, MIB, HeldClaim, ViewerTestCase, add_cluster, add_image,
+                      add_pool, add_pool_usage, add_run, add_snapshot, add_trash, permission)
 
 
-class BlockStoragePage(TestCase):
+class BlockStoragePage(ViewerTestCase):
     @classmethod
     def setUpTestData(cls):
-        cls.user = User.objects.create_user("viewer", password="pw")
-        cls.user.user_permissions.add(*permission("view_inventory"))
-        add_cluster()
+        super().setUpTestData()
         # 25 GiB stored of 25 + 75: the capacity bar is a quarter full.
         add_pool(1, "rbd", stored=25 * GIB, used=75 * GIB, max_avail=75 * GIB)
         add_pool(2, "vms", stored=0, used=0, max_avail=75 * GIB)
@@ -35,14 +33,6 @@ class BlockStoragePage(TestCase):
         # The pool's images as the sync wrote them with its latest row: golden and broken.
         add_pool_usage(1, cls.last, cls.t0 + datetime.timedelta(days=1), 25 * GIB, 75 * GIB,
                        75 * GIB, 2, 24 * MIB, images_used=4 * MIB, usage_unknown=0, stale=1)
-
-    def setUp(self):
-        self.client.force_login(self.user)
-
-    def page(self, **query):
-        response = self.client.get(reverse("rbdsync_console:block_storage"), query)
-        self.assertEqual(response.status_code, 200)
-        return response
 
     def test_page_requires_login(self):
         self.client.logout()
@@ -213,9 +203,3 @@ class RunProgress(TestCase):
 
     def test_an_unknown_run_is_not_found(self):
         self.assertEqual(self.progress("6f1c0a5e-0000-4000-8000-000000000000").status_code, 404)
-
-
-def permission(codename):
-    from django.contrib.auth.models import Permission
-    return Permission.objects.filter(content_type__app_label="rbdsync_console",
-                                     codename=codename)

@@ -3,7 +3,8 @@
 /// Inside ceph/ only: the bookkeeping of asynchronous operations in flight, shared by the
 /// librbd batch (opens and closes) and the direct reader (header and object map reads).
 /// A fixed set of slots, each free, in flight or ready; completion callbacks, which run
-/// on librados/librbd threads and must never block there (ceph-notes.md, aio pitfalls),
+/// on librados/librbd threads and must never block there (a blocked callback holds up
+/// every completion queued behind it on the client's finisher thread),
 /// only change their slot under the lock and wake the calling thread, which does the
 /// real work. run_all() is the loop both use: start jobs while a slot is free, handle
 /// each as it comes ready. A thread that runs out of ready slots sleeps until a quarter

@@ -12,9 +12,9 @@
 
 namespace rbdsync::ceph {
 
-/// How many librbd opens the batch keeps in flight. librbd's open costs ~10 OSD
-/// operations and ~4 ms of client CPU; at 32 the client saturates two cores, and more
-/// does not help (ceph-notes.md, "Inventory performance facts").
+/// How many librbd opens the batch keeps in flight. librbd's open costs about ten OSD
+/// operations and milliseconds of client CPU, so a few dozen in flight saturate a small
+/// client and more do not help (docs/performance.md measures it).
 inline constexpr std::size_t k_librbd_opens_in_flight = 32;
 
 /// read_image() for many images of `pool`, `in_flight` opens at a time: the opens run

@@ -114,6 +114,33 @@ const Plan& plan_containing(const std::vector<Plan>& plans, std::size_t index) {
   throw Error(ExitCode::internal, fmt::format("image index {} out of range", index));
 }
 
+/// A client that has `image` open, drawn from `h`: its watcher, and with `locks` the
+/// exclusive lock too (both mixes' attached volumes and running disks).
+void add_opener(inventory::Image& image, std::uint64_t h, bool locks) {
+  const std::int64_t client = 14000 + static_cast<std::int64_t>((h >> 16U) % 500000);
+  const std::string address = fmt::format("10.{}.{}.{}:0/{}", (h >> 24U) % 256, (h >> 32U) % 256,
+                                          (h >> 40U) % 254 + 1, (h >> 20U) % 4000000000U);
+  image.watchers.push_back({address, client, 94000000000000ULL + (h >> 28U) % 100000000});
+  if (locks) {
+    image.lockers.push_back(
+        {fmt::format("client.{}", client), fmt::format("auto {}", (h >> 12U) % 1000000), address});
+    image.lock_type = "exclusive";
+  }
+}
+
+/// A user snapshot of `image` with snap id `id`, taken `id` minutes after the image was
+/// created; its usage is the mix's to fill in.
+inventory::Snapshot user_snapshot(std::uint64_t id, std::string name,
+                                  const inventory::Image& image) {
+  inventory::Snapshot snap;
+  snap.id = id;
+  snap.name = std::move(name);
+  snap.size_bytes = image.size_bytes;
+  snap.namespace_type = "user";
+  snap.timestamp = *image.create_timestamp + static_cast<std::int64_t>(id) * 60000000;
+  return snap;
+}
+
 /// The simulated cluster: every listing, ref and image from (seed, index).
 class SimCluster {
  public:
@@ -279,23 +306,12 @@ class SimCluster {
     if ((h >> 8U) % 100 >= open_percent) {
       return;
     }
-    const std::int64_t client = 14000 + static_cast<std::int64_t>((h >> 16U) % 500000);
-    const std::string address = fmt::format("10.{}.{}.{}:0/{}", (h >> 24U) % 256, (h >> 32U) % 256,
-                                            (h >> 40U) % 254 + 1, (h >> 20U) % 4000000000U);
-    image.watchers.push_back({address, client, 94000000000000ULL + (h >> 28U) % 100000000});
-    image.lockers.push_back(
-        {fmt::format("client.{}", client), fmt::format("auto {}", (h >> 12U) % 1000000), address});
-    image.lock_type = "exclusive";
+    add_opener(image, h, /*locks=*/true);
   }
 
   inventory::Snapshot snapshot(std::uint64_t id, std::string name, const inventory::Image& image,
                                std::uint64_t h) const {
-    inventory::Snapshot snap;
-    snap.id = id;
-    snap.name = std::move(name);
-    snap.size_bytes = image.size_bytes;
-    snap.namespace_type = "user";
-    snap.timestamp = *image.create_timestamp + static_cast<std::int64_t>(id) * 60000000;
+    inventory::Snapshot snap = user_snapshot(id, std::move(name), image);
     snap.usage.used_bytes = image.size_bytes * (h % 20) / 100 / k_object_size * k_object_size;
     return snap;
   }
@@ -708,28 +724,14 @@ class ConsoleCluster {
     }
     const int watchers = plan.kind == ConsoleKind::vms && (h >> 48U) % 20 == 0 ? 2 : 1;
     for (int w = 0; w < watchers; ++w) {
-      const std::uint64_t c = w == 0 ? h : draw(14, index);
-      const std::int64_t client = 14000 + static_cast<std::int64_t>((c >> 16U) % 500000);
-      const std::string address =
-          fmt::format("10.{}.{}.{}:0/{}", (c >> 24U) % 256, (c >> 32U) % 256, (c >> 40U) % 254 + 1,
-                      (c >> 20U) % 4000000000U);
-      image.watchers.push_back({address, client, 94000000000000ULL + (c >> 28U) % 100000000});
-      if (w == 0 && (image.features & k_exclusive_lock) != 0) {
-        image.lockers.push_back({fmt::format("client.{}", client),
-                                 fmt::format("auto {}", (c >> 12U) % 1000000), address});
-        image.lock_type = "exclusive";
-      }
+      add_opener(image, w == 0 ? h : draw(14, index),
+                 w == 0 && (image.features & k_exclusive_lock) != 0);
     }
   }
 
   inventory::Snapshot snapshot(std::uint64_t id, std::string name, const inventory::Image& image,
                                std::uint64_t h) const {
-    inventory::Snapshot snap;
-    snap.id = id;
-    snap.name = std::move(name);
-    snap.size_bytes = image.size_bytes;
-    snap.namespace_type = "user";
-    snap.timestamp = *image.create_timestamp + static_cast<std::int64_t>(id) * 60000000;
+    inventory::Snapshot snap = user_snapshot(id, std::move(name), image);
     if (image.usage.used_bytes) {
       snap.usage.used_bytes =
           image.size_bytes * (h % 20) / 100 / image.object_size * image.object_size;

@@ -26,7 +26,7 @@ IMAGES = '"rbdsync"."console_images"'
 NATURAL = '"rbdsync"."natural_sort"'
 
 
-def _text(value):
+def is_text(value):
     return isinstance(value, str) and "\x00" not in value  # PostgreSQL text holds no NUL
 
 
@@ -35,9 +35,12 @@ def _integer(bits):
     return lambda value: type(value) is int and low <= value <= high  # not bool
 
 
+is_bigint = _integer(64)
+
+
 def _time(value):
     try:
-        return _text(value) and datetime.datetime.fromisoformat(value).tzinfo is not None
+        return is_text(value) and datetime.datetime.fromisoformat(value).tzinfo is not None
     except ValueError:
         return False
 
@@ -60,10 +63,10 @@ class Sort:
     descending_first: bool
 
 
-_BIGINT = _or_null(_integer(64))
+_BIGINT = _or_null(is_bigint)
 SORTS = {
     "name": Sort("Name", f'({IMAGES}."name" COLLATE {NATURAL})', ("name",),
-                 f"(%s::text COLLATE {NATURAL})", (_text,), False),
+                 f"(%s::text COLLATE {NATURAL})", (is_text,), False),
     "size": Sort("Size", f'COALESCE({IMAGES}."size_bytes", -1)', ("size_bytes",),
                  "COALESCE(%s::bigint, -1)", (_BIGINT,), True),
     "used": Sort("Used", f'COALESCE({IMAGES}."used_bytes", -1)', ("used_bytes",),
@@ -103,6 +106,7 @@ STATES = {
 }
 
 KEY = ("fsid", "pool_id", "namespace", "image_id")
+KEY_COLUMNS = ", ".join(f'{IMAGES}."{column}"' for column in KEY)
 
 
 class BadCursor(ValueError):
@@ -129,8 +133,8 @@ def decode_cursor(sort, token):
     except (ValueError, TypeError, binascii.Error, RecursionError) as error:
         raise BadCursor(token) from error
     valid = SORTS[sort].valid
-    if (name != sort or fsid is None or not _integer(64)(pool_id) or not _text(namespace)
-            or not _text(image_id) or not isinstance(values, list) or len(values) != len(valid)
+    if (name != sort or fsid is None or not is_bigint(pool_id) or not is_text(namespace)
+            or not is_text(image_id) or not isinstance(values, list) or len(values) != len(valid)
             or not all(check(value) for check, value in zip(valid, values))):
         raise BadCursor(token)
     return values, [fsid, pool_id, namespace, image_id]
@@ -173,7 +177,7 @@ class ListState:
                 fsid, _, pool_id = pool.rpartition(":")
                 pool = int(pool_id)
                 cluster = str(uuid.UUID(fsid)) if fsid else cluster
-                if not _integer(64)(pool):
+                if not is_bigint(pool):
                     raise ValueError(pool)
             except ValueError:
                 problems.append("pool: not a pool id")
@@ -182,7 +186,7 @@ class ListState:
         # (absent or empty) apart from the default namespace, whose name is empty.
         namespace = query.get("namespace") or None
         if namespace is not None:
-            if namespace.startswith("=") and _text(namespace):
+            if namespace.startswith("=") and is_text(namespace):
                 namespace = namespace[1:]
             else:
                 problems.append("namespace: expected =NAME")
@@ -320,9 +324,8 @@ def page_queryset(state, per_page):
     images = matching(state)
     if token:
         values, key = decode_cursor(state.sort, token)
-        columns = ", ".join(f'{IMAGES}."{column}"' for column in KEY)
         images = images.filter(RawSQL(
-            f"({sort.expression}, {columns}) {'<' if descending else '>'} "
+            f"({sort.expression}, {KEY_COLUMNS}) {'<' if descending else '>'} "
             f"({sort.cast}, %s::uuid, %s::bigint, %s::text, %s::text)",
             (*values, *key), output_field=BooleanField()))
     order = [OrderBy(RawSQL(sort.expression, ()), descending=descending)]
@@ -335,9 +338,8 @@ def images_by_key(keys):
     read by primary key. One removed since the keys were read is left out."""
     if not keys:
         return []
-    columns = ", ".join(f'{IMAGES}."{column}"' for column in KEY)
     found = Image.objects.filter(RawSQL(
-        f"({columns}) IN (SELECT * FROM ROWS FROM (pg_catalog.unnest(%s::uuid[]), "
+        f"({KEY_COLUMNS}) IN (SELECT * FROM ROWS FROM (pg_catalog.unnest(%s::uuid[]), "
         "pg_catalog.unnest(%s::bigint[]), pg_catalog.unnest(%s::text[]), "
         "pg_catalog.unnest(%s::text[])))",
         ([str(key[0]) for key in keys], *([key[n] for key in keys] for n in (1, 2, 3))),

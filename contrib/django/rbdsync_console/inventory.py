@@ -133,27 +133,32 @@ def of_image(image):
             "image_id": image.image_id}
 
 
+def image_by_key(fsid, pool_id, namespace, image_id):
+    """The image of that primary key, or None."""
+    return Image.objects.filter(fsid=fsid, pool_id=pool_id, namespace=namespace,
+                                image_id=image_id).first()
+
+
 def image_context(fsid, pool_id, namespace, image_id):
     """The image page: every stored field, its snapshots, its parents up the chain, its
     clones, and the trash entry of its id. None when there is no such image."""
-    image = Image.objects.filter(fsid=fsid, pool_id=pool_id, namespace=namespace,
-                                 image_id=image_id).first()
+    image = image_by_key(fsid, pool_id, namespace, image_id)
     if image is None:
         return None
     pools = {p.pool_id: p for p in Pool.objects.filter(fsid=fsid)}
     chain = []
     current = image
     while current.parent_image_id and len(chain) < PARENT_CHAIN_SHOWN:
-        parent = Image.objects.filter(fsid=fsid, pool_id=current.parent_pool_id,
-                                      namespace=current.parent_namespace or "",
-                                      image_id=current.parent_image_id).first()
+        parent = image_by_key(fsid, current.parent_pool_id, current.parent_namespace or "",
+                              current.parent_image_id)
         chain.append({"child": current, "image": parent})
         if parent is None:  # in the trash, or in a pool this client cannot read
             break
         current = parent
-    clones = [{"image": clone, "pool": pools.get(clone.pool_id)} for clone in Image.objects.filter(fsid=fsid, parent_pool_id=pool_id,
-                                       parent_namespace=namespace, parent_image_id=image_id)
-                  .order_by("pool_id", "namespace", "name", "image_id")[:CLONES_SHOWN]]
+    clones = (Image.objects.filter(fsid=fsid, parent_pool_id=pool_id, parent_namespace=namespace,
+                                   parent_image_id=image_id)
+              .order_by("pool_id", "namespace", "name", "image_id")[:CLONES_SHOWN])
+    clones = [{"image": clone, "pool": pools.get(clone.pool_id)} for clone in clones]
     return {
         "image": image,
         "pool": pools.get(image.pool_id),

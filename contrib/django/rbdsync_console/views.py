@@ -9,7 +9,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from . import conf, rbd_sync
-from .image_list import ListState
+from .image_list import ListState, is_bigint, is_text
 from .inventory import image_context, page_context
 from .models import Run
 
@@ -54,12 +54,11 @@ def image(request):
         fsid = str(uuid.UUID(request.GET["cluster"]))
         pool_id = int(request.GET["pool"])
         image_id = request.GET["id"]
-        if not -2 ** 63 <= pool_id < 2 ** 63:
-            raise ValueError(pool_id)
     except (KeyError, ValueError) as error:
         raise Http404("an image is named by cluster, pool, namespace and id") from error
     namespace = request.GET.get("namespace", "")
-    if "\x00" in image_id + namespace:  # no stored name holds one (it is escaped)
+    # Values no stored row can hold (a NUL is stored escaped): not found, never a 500.
+    if not (is_bigint(pool_id) and is_text(image_id) and is_text(namespace)):
         raise Http404("no such image in the inventory")
     context = image_context(fsid, pool_id, namespace, image_id)
     if context is None:

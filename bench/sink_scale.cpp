@@ -114,6 +114,21 @@ const Plan& plan_containing(const std::vector<Plan>& plans, std::size_t index) {
   throw Error(ExitCode::internal, fmt::format("image index {} out of range", index));
 }
 
+/// The striping (one object per stripe), data prefix and timestamps of an image of
+/// `object_size` already set: created within two years from 2023, modified and accessed
+/// within a month of that, drawn from `h`.
+void add_layout_and_times(inventory::Image& image, const std::string& image_id, std::uint64_t h) {
+  image.stripe_unit = image.object_size;
+  image.stripe_count = 1;
+  image.block_name_prefix = "rbd_data." + image_id;
+  const auto created =
+      k_epoch_2023_us +
+      static_cast<std::int64_t>((h >> 8U) % (std::uint64_t{730} * 86400)) * 1000000;
+  image.create_timestamp = created;
+  image.modify_timestamp = created + static_cast<std::int64_t>((h >> 32U) % 30) * k_day_us;
+  image.access_timestamp = image.modify_timestamp;
+}
+
 /// A client that has `image` open, drawn from `h`: its watcher, and with `locks` the
 /// exclusive lock too (both mixes' attached volumes and running disks).
 void add_opener(inventory::Image& image, std::uint64_t h, bool locks) {
@@ -279,15 +294,7 @@ class SimCluster {
     image.order = 22;
     image.object_count = (image.size_bytes + k_object_size - 1) / k_object_size;
     image.features = k_default_features;
-    image.stripe_unit = k_object_size;
-    image.stripe_count = 1;
-    image.block_name_prefix = "rbd_data." + ref.image_id;
-    const auto created =
-        k_epoch_2023_us +
-        static_cast<std::int64_t>((h >> 8U) % (std::uint64_t{730} * 86400)) * 1000000;
-    image.create_timestamp = created;
-    image.modify_timestamp = created + static_cast<std::int64_t>((h >> 32U) % 30) * k_day_us;
-    image.access_timestamp = image.modify_timestamp;
+    add_layout_and_times(image, ref.image_id, h);
     if (plan.kind == PoolKind::volumes && (h >> 40U) % 50 == 0) {
       image.config_overrides.push_back({"rbd_qos_iops_limit", std::to_string(500 + h % 4500)});
     }
@@ -619,15 +626,7 @@ class ConsoleCluster {
     } else if (variant == 2 && (h >> 50U) % 10 < 4) {
       image.flags = k_flag_object_map_invalid;
     }
-    image.stripe_unit = image.object_size;
-    image.stripe_count = 1;
-    image.block_name_prefix = "rbd_data." + ref.image_id;
-    const auto created =
-        k_epoch_2023_us +
-        static_cast<std::int64_t>((h >> 8U) % (std::uint64_t{730} * 86400)) * 1000000;
-    image.create_timestamp = created;
-    image.modify_timestamp = created + static_cast<std::int64_t>((h >> 32U) % 30) * k_day_us;
-    image.access_timestamp = image.modify_timestamp;
+    add_layout_and_times(image, ref.image_id, h);
     add_overrides(plan, index, image);
     add_mirroring_and_group(plan, index, image);
     add_usage_and_clients(plan, index, image);

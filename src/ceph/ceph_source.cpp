@@ -236,6 +236,7 @@ struct CephSource::Cluster {
   }
 };
 
+// NOLINTNEXTLINE(readability-function-size): scripts/limits-allowed.txt
 CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cluster>()) {
   m_cluster->exact_usage = config.exact_usage;
   m_cluster->reader = config.reader;

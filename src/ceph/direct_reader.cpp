@@ -522,6 +522,7 @@ class Assembler {
   /// reader computes it: each user snapshot diffed from the one before, the head from
   /// the last one, through the object maps of the other snapshots between them; unknown
   /// where a map in the range is invalid, and for every snapshot that is not a user's.
+  // NOLINTNEXTLINE(readability-function-size): scripts/limits-allowed.txt
   OrFallback<Image> snapshots_and_usage(Slot& slot, const DecodedHeader& header, Image out) {
     const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
     const std::uint64_t header_version = slot.header_done->get_version64();
@@ -861,6 +862,7 @@ sync::ImageRead librbd_read(librbd::RBD& rbd, librados::IoCtx& io, const Pool& p
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-size): scripts/limits-allowed.txt
 void read_images_direct(librados::Rados& rados, librbd::RBD& rbd, librados::IoCtx& io,
                         const Pool& pool, const std::vector<ImageRef>& refs, bool exact_usage,
                         const OnPageRead& on_read, FallbackCounts& fallbacks, CloneLinks* links,

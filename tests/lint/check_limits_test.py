@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""scripts/check-limits.py finds what it must: fixture trees over and within each limit,
+with and without a line in the allow-list, run through the real script."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "check-limits.py")
+
+
+def run(files, allowed=""):
+    with tempfile.TemporaryDirectory() as root:
+        for path, text in files.items():
+            full = os.path.join(root, path)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(text)
+        allow_list = os.path.join(root, "allowed.txt")
+        with open(allow_list, "w", encoding="utf-8") as f:
+            f.write(allowed)
+        done = subprocess.run([sys.executable, SCRIPT, root, allow_list], capture_output=True, text=True)
+        return done.returncode, done.stdout
+
+
+def lines(n):
+    return "int x;\n" * n
+
+
+def folder(count):
+    return {f"src/big/f{i}.cpp": lines(1) for i in range(count)}
+
+
+OPT_OUT = "// NOLINTNEXTLINE(readability-function-size): named\nvoid f() {}\n"
+
+
+class CheckLimitsTest(unittest.TestCase):
+    def test_a_tree_within_every_limit_passes(self):
+        self.assertEqual(run({**folder(20), "src/a/long.cpp": lines(600)}), (0, ""))
+
+    def test_a_folder_of_21_files_fails_naming_it(self):
+        code, out = run(folder(21))
+        self.assertEqual(code, 1)
+        self.assertIn("src/big: 21 files in the folder, over the limit of 20", out)
+
+    def test_headers_count_apart_from_sources(self):
+        tree = {**folder(11), **{f"src/big/f{i}.hpp": lines(1) for i in range(10)}}
+        self.assertEqual(run(tree)[0], 1)
+
+    def test_a_file_of_601_lines_fails_naming_it(self):
+        code, out = run({"src/a/long.cpp": lines(601)})
+        self.assertEqual(code, 1)
+        self.assertIn("src/a/long.cpp: 601 lines, over the limit of 600: split the file", out)
+
+    def test_an_opt_out_fails_unless_allowed(self):
+        self.assertEqual(run({"src/a/f.cpp": OPT_OUT})[0], 1)
+        self.assertEqual(run({"src/a/f.cpp": OPT_OUT}, "src opt-outs 1\n"), (0, ""))
+
+    def test_an_allowed_file_may_not_grow(self):
+        code, out = run({"src/a/long.cpp": lines(701)}, "src/a/long.cpp lines 700\n")
+        self.assertEqual(code, 1)
+        self.assertIn("more than the 700", out)
+        self.assertEqual(run({"src/a/long.cpp": lines(700)}, "src/a/long.cpp lines 700\n"), (0, ""))
+
+    def test_an_allowed_file_that_shrank_must_lower_its_number(self):
+        code, out = run({"src/a/long.cpp": lines(650)}, "src/a/long.cpp lines 700  # why\n")
+        self.assertEqual(code, 1)
+        self.assertIn("lower its number in scripts/limits-allowed.txt to 650", out)
+
+    def test_an_allowed_path_within_the_limit_must_leave_the_list(self):
+        code, out = run(folder(20), "src/big files 25\n")
+        self.assertEqual(code, 1)
+        self.assertIn("remove its line", out)
+
+    def test_an_allowed_path_no_longer_in_the_tree_must_leave_the_list(self):
+        code, out = run(folder(1), "src/gone.cpp lines 900\n")
+        self.assertEqual(code, 1)
+        self.assertIn("src/gone.cpp: named in scripts/limits-allowed.txt but not in the tree", out)
+
+    def test_a_malformed_allow_list_line_is_named(self):
+        code, out = run(folder(1), "src/big files\n")
+        self.assertNotEqual(code, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -4,28 +4,23 @@
 #include <cerrno>
 #include <cstdint>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <list>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <utility>
-
-#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
 #include "ceph/ceph_error.hpp"
-#include "ceph/clone_links.hpp"
-#include "ceph/direct_reader.hpp"
+#include "ceph/connection.hpp"
+#include "ceph/direct/clone_links.hpp"
+#include "ceph/direct/direct_reader.hpp"
 #include "ceph/directory_pager.hpp"
-#include "ceph/image_reader.hpp"
-#include "ceph/key_type.hpp"
-#include "ceph/librbd_batch.hpp"
+#include "ceph/librbd/image_reader.hpp"
+#include "ceph/librbd/librbd_batch.hpp"
 #include "ceph/not_permitted.hpp"
 #include "ceph/pool_figures.hpp"
 #include "common/error.hpp"
@@ -38,97 +33,6 @@ using inventory::ImageRef;
 using inventory::Pool;
 
 namespace {
-
-/// What the keyring or key file `path` holds, through symlinks (Kubernetes mounts a
-/// Secret's files as symlinks), when it is a regular file: a FIFO there would block.
-std::optional<std::string> read_key_source(const std::string& path) {
-  std::error_code error;
-  if (path.empty() || !std::filesystem::is_regular_file(path, error)) {
-    return std::nullopt;
-  }
-  std::ifstream file(path);
-  if (!file) {
-    return std::nullopt;
-  }
-  constexpr std::size_t k_max_keyring_bytes = 1U << 20U;
-  std::string text(k_max_keyring_bytes, '\0');
-  file.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(file.gcount()));
-  return text;
-}
-
-/// The key `client_name` connects with, as librados found it: the `key` option, else
-/// the `keyfile` one's file, else its section in the first keyring file of the
-/// `keyring` option that has one. nullopt when none is found (a keyring librados could
-/// read and we cannot is no matter here: this only explains a failure).
-std::optional<std::string> configured_key(librados::Rados& rados, const std::string& client_name) {
-  std::string value;
-  if (rados.conf_get("key", value) == 0 && !value.empty()) {
-    return value;
-  }
-  if (rados.conf_get("keyfile", value) == 0 && !value.empty()) {
-    std::istringstream words(read_key_source(value).value_or(""));
-    std::string key;
-    return words >> key ? std::optional<std::string>(key) : std::nullopt;
-  }
-  if (rados.conf_get("keyring", value) != 0) {
-    return std::nullopt;
-  }
-  // Ceph separates the files of `keyring` with commas, semicolons or blanks.
-  std::size_t start = 0;
-  while (start < value.size()) {
-    const std::size_t end = value.find_first_of(",; \t", start);
-    const std::string path =
-        value.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    start = end == std::string::npos ? value.size() : end + 1;
-    if (const std::optional<std::string> text = read_key_source(path)) {
-      if (auto key = keyring_key(*text, client_name)) {
-        return key;
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-/// Throws the one-line reason a connection failed with `error` when it is the key's
-/// type: Ceph 20 makes aes256k keys, and a client library before it cannot read one
-/// (it reports EIO, "error parsing file ... Malformed input" in its own log).
-void explain_key_type(librados::Rados& rados, const std::string& client_name, int error) {
-  if (error != -EIO) {
-    return;
-  }
-  // A library that knows aes256k (Ceph 20) has the cipher options that came with it
-  // (Ceph 16 and 18 have no such option); there the key's type is not why it failed.
-  std::string value;
-  if (rados.conf_get("mon_auth_emergency_allowed_ciphers", value) == 0) {
-    return;
-  }
-  const std::optional<std::string> key = configured_key(rados, client_name);
-  const std::optional<std::uint16_t> type = key ? key_type(*key) : std::nullopt;
-  if (!type || *type == k_key_type_aes) {
-    return;
-  }
-  if (*type != k_key_type_aes256k) {
-    throw Error(ExitCode::config,
-                "cannot connect to the Ceph cluster as '" + client_name +
-                    "': its key is of an unknown type (" + key_type_name(*type) + ")",
-                "check the keyring: a cephx key starts with AQ (aes) or Ag (aes256k)");
-  }
-  throw Error(ExitCode::config,
-              "cannot connect to the Ceph cluster as '" + client_name +
-                  "': its key is of type aes256k, which the Ceph client library rbd-sync is "
-                  "built against cannot read (Ceph before 20 Tentacle knows only aes)",
-              "build rbd-sync against Ceph >= 20 (Debian sid); or, where the cluster still "
-              "allows aes (auth_allowed_ciphers), give " +
-                  client_name + " a key of that type (ceph auth rotate " + client_name +
-                  " --key_type aes)");
-}
-
-/// Where librados looks for the conf of cluster `cluster` when none is named, as errors
-/// tell it.
-std::string default_conf_paths(const std::string& cluster) {
-  return "($CEPH_CONF, /etc/ceph/" + cluster + ".conf, ~/.ceph/" + cluster + ".conf)";
-}
 
 std::string namespace_suffix(const std::string& pool_namespace) {
   return pool_namespace.empty() ? std::string() : " namespace '" + pool_namespace + "'";
@@ -224,8 +128,11 @@ struct CephSource::Cluster {
   void decode_refused(librados::IoCtx& io, const Pool& pool, const std::vector<ImageRef>& refs,
                       const OnPageRead& on_read) {
     FallbackCounts none;
-    read_images_direct(rados, rbd, io, pool, refs, exact_usage, on_read, none, &links(),
-                       LibrbdFallback::refused);
+    DirectReadContext context{rados, rbd, io, pool};
+    context.exact_usage = exact_usage;
+    context.links = &links();
+    context.librbd = LibrbdFallback::refused;
+    read_images_direct(context, refs, on_read, none);
     read_methods.images["librbd"] -= refs.size();
     read_methods.images["header"] += refs.size();
     read_methods.fallbacks[k_librbd_not_permitted] += refs.size();
@@ -236,94 +143,12 @@ struct CephSource::Cluster {
   }
 };
 
-// NOLINTNEXTLINE(readability-function-size): scripts/limits-allowed.txt
 CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cluster>()) {
   m_cluster->exact_usage = config.exact_usage;
   m_cluster->reader = config.reader;
   m_cluster->client_name = config.client_name;
   m_cluster->cluster = config.cluster;
-  librados::Rados& rados = m_cluster->rados;
-  check(rados.init2(config.client_name.c_str(), config.cluster.c_str(), 0),
-        "invalid Ceph client name '" + config.client_name + "'",
-        "give --id NAME or --name client.NAME");
-
-  // As rbd: the conf file (nullptr: $CEPH_CONF, then the search path with $cluster in
-  // it), then CEPH_ARGS, then the command line, each above the one before.
-  const char* conf = config.conf_path.empty() ? nullptr : config.conf_path.c_str();
-  const int r = rados.conf_read_file(conf);
-  const bool read_no_file = conf == nullptr && r == -ENOENT;
-  if (r < 0 && !read_no_file) {
-    const std::string where =
-        conf != nullptr ? "'" + config.conf_path + "'" : default_conf_paths(config.cluster);
-    throw Error(ExitCode::config, "cannot read Ceph config " + where + ": " + errno_text(-r),
-                "give the path of a readable ceph.conf with -c/--conf");
-  }
-  check(rados.conf_parse_env("CEPH_ARGS"), "cannot apply CEPH_ARGS", "check its options");
-  if (!config.keyring_path.empty()) {
-    check(rados.conf_set("keyring", config.keyring_path.c_str()), "invalid --keyring");
-  }
-  if (!config.keyfile_path.empty()) {
-    // librados would go on without the key and report a refused authentication.
-    if (::access(config.keyfile_path.c_str(), R_OK) != 0) {
-      throw Error(ExitCode::config,
-                  "cannot read --keyfile '" + config.keyfile_path + "': " + errno_text(errno),
-                  "give a file that holds the client's key and that this user may read");
-    }
-    check(rados.conf_set("keyfile", config.keyfile_path.c_str()), "invalid --keyfile");
-  }
-  if (!config.mon_host.empty()) {
-    check(rados.conf_set("mon_host", config.mon_host.c_str()),
-          "invalid --mon-host '" + config.mon_host + "'", "give HOST[:PORT][,HOST[:PORT]...]");
-  }
-  std::string mon_host;
-  rados.conf_get("mon_host", mon_host);
-  if (read_no_file && mon_host.empty()) {
-    throw Error(ExitCode::config,
-                "no Ceph config for cluster '" + config.cluster + "' " +
-                    default_conf_paths(config.cluster) + " and no mon address",
-                "give -c/--conf PATH, or the mons with -m/--mon-host and the key with "
-                "--keyfile or --keyring");
-  }
-
-  // Without these a dead mon or a stuck OSD makes librados wait forever.
-  const std::string timeout = std::to_string(config.timeout_seconds);
-  for (const char* option :
-       {"client_mount_timeout", "rados_mon_op_timeout", "rados_osd_op_timeout"}) {
-    check(rados.conf_set(option, timeout.c_str()), std::string("cannot set ") + option);
-  }
-  // Ceph's own diagnostics would otherwise interleave with our one-line errors; they
-  // still go to the client log file if ceph.conf names one.
-  rados.conf_set("log_to_stderr", "false");
-  rados.conf_set("err_to_stderr", "false");
-
-  const int connected = rados.connect();
-  if (connected == -ENOENT && mon_host.empty()) {
-    throw Error(ExitCode::config,
-                "no mon address for cluster '" + config.cluster +
-                    "': its ceph.conf has no "
-                    "mon_host and DNS names none",
-                "set mon_host in ceph.conf or give -m/--mon-host");
-  }
-  if (connected == -ENOENT) {
-    throw Error(ExitCode::config, "no keyring found for Ceph client '" + config.client_name + "'",
-                "set 'keyring' in ceph.conf, or give --keyring PATH or --keyfile PATH");
-  }
-  if (connected == -EACCES || connected == -EPERM) {
-    throw Error(ExitCode::no_permission,
-                "Ceph refused to authenticate '" + config.client_name + "'",
-                "check that the keyring holds that client's current key (ceph auth get " +
-                    config.client_name + ")");
-  }
-  explain_key_type(rados, config.client_name, connected);
-  if (connected == -EINVAL) {
-    throw Error(ExitCode::config,
-                "cannot connect to the Ceph cluster as '" + config.client_name +
-                    "': its key or the mon addresses do not parse",
-                "check the key file or keyring (base64, as 'ceph auth get-key' prints it) and "
-                "-m/mon_host");
-  }
-  check(connected, "cannot connect to the Ceph cluster as '" + config.client_name + "'");
-  spdlog::debug("connected to Ceph as {}", config.client_name);
+  connect(m_cluster->rados, config);
 }
 
 CephSource::~CephSource() = default;
@@ -630,9 +455,11 @@ void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& ref
     return;
   }
   FallbackCounts fallbacks;
-  read_images_direct(m_cluster->rados, m_cluster->rbd, io, pool, refs, m_cluster->exact_usage,
-                     on_read, fallbacks, &m_cluster->links(), LibrbdFallback::allowed,
-                     DirectReadLimits{}, marks);
+  DirectReadContext context{m_cluster->rados, m_cluster->rbd, io, pool};
+  context.exact_usage = m_cluster->exact_usage;
+  context.links = &m_cluster->links();
+  context.marks = marks;
+  read_images_direct(context, refs, on_read, fallbacks);
   std::size_t through_librbd = 0;
   for (const auto& [reason, count] : fallbacks) {
     through_librbd += count;

@@ -7,8 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include "ceph/ceph_error.hpp"
-#include "ceph/encoding.hpp"
-#include "ceph/header_decoder.hpp"
+#include "ceph/wire/encoding.hpp"
+#include "ceph/wire/header_decoder.hpp"
 #include "common/error.hpp"
 #include "common/text.hpp"
 #include "sync/source.hpp"

@@ -1,4 +1,4 @@
-#include "ceph/header_decoder.hpp"
+#include "ceph/wire/header_decoder.hpp"
 
 #include <cstdint>
 #include <map>

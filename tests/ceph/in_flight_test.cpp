@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ceph/direct/map_budget.hpp"
 #include "ceph/in_flight.hpp"
-#include "ceph/map_budget.hpp"
 
 namespace rbdsync::ceph {
 namespace {

@@ -1,8 +1,8 @@
-// The direct reader's bound on object map bytes in flight (ceph/map_budget.hpp, #18):
+// The direct reader's bound on object map bytes in flight (ceph/direct/map_budget.hpp, #18):
 // maps start while they fit, wait in the order they asked, start as others are done
 // with, and a wait always ends, even for maps larger than the whole budget.
 
-#include "ceph/map_budget.hpp"
+#include "ceph/direct/map_budget.hpp"
 
 #include <cstddef>
 #include <cstdint>

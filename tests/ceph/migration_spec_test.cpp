@@ -1,4 +1,4 @@
-#include "ceph/migration_spec.hpp"
+#include "ceph/wire/migration_spec.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "ceph/mirroring.hpp"
+#include "ceph/wire/mirroring.hpp"
 
 #include <map>
 #include <optional>
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ceph/header_decoder.hpp"
+#include "ceph/wire/header_decoder.hpp"
 #include "support/hex.hpp"
 
 namespace rbdsync::ceph {

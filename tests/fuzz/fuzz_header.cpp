@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "ceph/header_decoder.hpp"
+#include "ceph/wire/header_decoder.hpp"
 #include "fuzz_input.hpp"
 
 namespace {

@@ -16,7 +16,7 @@
 #include <rbd/librbd.hpp>
 
 #include "ceph/ceph_source.hpp"
-#include "ceph/direct_reader.hpp"
+#include "ceph/direct/direct_reader.hpp"
 #include "ceph/directory_pager.hpp"
 #include "integration/harness.hpp"
 

@@ -17,7 +17,7 @@
 #include <rbd/librbd.hpp>
 
 #include "ceph/ceph_source.hpp"
-#include "ceph/direct_reader.hpp"
+#include "ceph/direct/direct_reader.hpp"
 #include "integration/harness.hpp"
 #include "support/inventory_compare.hpp"
 
@@ -211,8 +211,10 @@ DirectRead direct_read(CephAdmin& ceph, const std::string& pool,
   pool_info.mirror_mode = "disabled";
   const std::vector<inventory::ImageRef> refs = list2_refs(io);
   DirectRead read;
+  ceph::DirectReadContext context{rados, rbd, io, pool_info};
+  context.limits = limits;
   ceph::read_images_direct(
-      rados, rbd, io, pool_info, refs, false,
+      context, refs,
       [&](std::size_t index, sync::ImageRead r) {
         EXPECT_EQ(r.outcome, sync::ImageRead::Outcome::read) << refs[index].name << ": " << r.error;
         read.images.emplace(r.image.key, std::move(r.image));
@@ -220,7 +222,7 @@ DirectRead direct_read(CephAdmin& ceph, const std::string& pool,
           throw std::runtime_error("the sync failed while images were in flight");
         }
       },
-      read.fallbacks, nullptr, ceph::LibrbdFallback::allowed, limits);
+      read.fallbacks);
   EXPECT_EQ(read.images.size(), refs.size());
   for (const auto& [reason, count] : read.fallbacks) {
     std::cout << "through librbd: " << reason << ": " << count << "\n";

@@ -1,9 +1,9 @@
-#include "ceph/migration_spec.hpp"
+#include "ceph/wire/migration_spec.hpp"
 
 #include <cstdint>
 #include <cstring>
 
-#include "ceph/encoding.hpp"
+#include "ceph/wire/encoding.hpp"
 #include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {

@@ -6,7 +6,7 @@
 /// librados here, so every rule is unit-tested from captured bytes.
 ///
 /// The bytes are untrusted: anyone with write access to a pool can put anything in an
-/// omap. Every value is read through ceph/encoding.hpp's bounds-checked Decoder and
+/// omap. Every value is read through ceph/wire/encoding.hpp's bounds-checked Decoder and
 /// every layout figure is computed with overflow checks, so no input crashes this code
 /// (tests/fuzz/ keeps it so). What is not understood yields one of two verdicts instead
 /// of a guess: a fallback reason (an unknown encoding version or key, a feature this

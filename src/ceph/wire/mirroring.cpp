@@ -1,8 +1,8 @@
-#include "ceph/mirroring.hpp"
+#include "ceph/wire/mirroring.hpp"
 
 #include <utility>
 
-#include "ceph/encoding.hpp"
+#include "ceph/wire/encoding.hpp"
 #include "inventory/librbd_names.hpp"
 
 namespace rbdsync::ceph {

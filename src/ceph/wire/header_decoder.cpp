@@ -1,7 +1,7 @@
-#include "ceph/header_decoder.hpp"
+#include "ceph/wire/header_decoder.hpp"
 
-#include "ceph/encoding.hpp"
 #include "ceph/librbd_rules.hpp"
+#include "ceph/wire/encoding.hpp"
 #include "common/text.hpp"
 #include "inventory/librbd_names.hpp"
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "ceph/header_decoder.hpp"
 #include "ceph/or_fallback.hpp"
+#include "ceph/wire/header_decoder.hpp"
 #include "inventory/inventory.hpp"
 
 namespace rbdsync::ceph {

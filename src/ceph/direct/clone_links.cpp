@@ -1,4 +1,4 @@
-#include "ceph/clone_links.hpp"
+#include "ceph/direct/clone_links.hpp"
 
 #include <algorithm>
 #include <cerrno>

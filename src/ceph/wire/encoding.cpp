@@ -1,4 +1,4 @@
-#include "ceph/encoding.hpp"
+#include "ceph/wire/encoding.hpp"
 
 namespace rbdsync::ceph {
 

@@ -1,4 +1,4 @@
-#include "ceph/image_reader.hpp"
+#include "ceph/librbd/image_reader.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,10 +16,10 @@
 #include <rbd/librbd.h>
 
 #include "ceph/ceph_error.hpp"
-#include "ceph/header_decoder.hpp"
 #include "ceph/librbd_rules.hpp"
-#include "ceph/migration_spec.hpp"
 #include "ceph/not_permitted.hpp"
+#include "ceph/wire/header_decoder.hpp"
+#include "ceph/wire/migration_spec.hpp"
 #include "common/error.hpp"
 #include "inventory/librbd_names.hpp"
 

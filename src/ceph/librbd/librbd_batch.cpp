@@ -1,4 +1,4 @@
-#include "ceph/librbd_batch.hpp"
+#include "ceph/librbd/librbd_batch.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "ceph/image_reader.hpp"
 #include "ceph/in_flight.hpp"
+#include "ceph/librbd/image_reader.hpp"
 
 namespace rbdsync::ceph {
 

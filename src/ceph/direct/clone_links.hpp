@@ -17,8 +17,8 @@
 
 #include <rados/librados.hpp>
 
-#include "ceph/header_decoder.hpp"
 #include "ceph/or_fallback.hpp"
+#include "ceph/wire/header_decoder.hpp"
 #include "inventory/inventory.hpp"
 
 namespace rbdsync::ceph {

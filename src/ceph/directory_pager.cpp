@@ -9,6 +9,7 @@
 #include "ceph/ceph_error.hpp"
 #include "ceph/wire/encoding.hpp"
 #include "ceph/wire/header_decoder.hpp"
+#include "ceph/wire/pool_objects.hpp"
 #include "common/error.hpp"
 #include "common/text.hpp"
 #include "sync/source.hpp"

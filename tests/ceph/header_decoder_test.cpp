@@ -1,4 +1,7 @@
 #include "ceph/wire/header_decoder.hpp"
+#include "ceph/wire/lock_info.hpp"
+#include "ceph/wire/object_map.hpp"
+#include "ceph/wire/pool_objects.hpp"
 
 #include <cstdint>
 #include <map>

@@ -1,4 +1,5 @@
 #include "ceph/wire/mirroring.hpp"
+#include "ceph/wire/object_map.hpp"
 
 #include <map>
 #include <optional>

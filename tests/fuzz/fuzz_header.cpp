@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "ceph/wire/header_decoder.hpp"
+#include "ceph/wire/object_map.hpp"
 #include "fuzz_input.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ceph/wire/header_decoder.hpp"
+#include "ceph/wire/lock_info.hpp"
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ceph/wire/header_decoder.hpp"
+#include "ceph/wire/object_map.hpp"
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ceph/wire/header_decoder.hpp"
+#include "ceph/wire/pool_objects.hpp"
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -9,6 +9,7 @@
 
 #include "ceph/in_flight.hpp"
 #include "ceph/not_permitted.hpp"
+#include "ceph/wire/pool_objects.hpp"
 #include "common/error.hpp"
 
 namespace rbdsync::ceph {

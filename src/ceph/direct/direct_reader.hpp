@@ -60,7 +60,7 @@ struct DirectReadContext {
 /// Reads `refs` of `context.pool` without opening them: one compound read of each
 /// header object (omap, watchers, cls lock info), then the object maps its usage needs,
 /// `limits.images` images and about `limits.map_bytes` of their maps at a time, decoded
-/// by header_decoder. An image of `marks` whose header still has its mark's version and
+/// by ceph/wire/. An image of `marks` whose header still has its mark's version and
 /// whose lock no one holds comes with usage_carried and no map read
 /// (sync/usage_marks.hpp). An image it does not fully understand is read through librbd
 /// (read_image) instead and counted in `fallbacks`; with LibrbdFallback::refused, or when

@@ -9,6 +9,8 @@
 #include "ceph/direct/map_usage.hpp"
 #include "ceph/librbd_rules.hpp"
 #include "ceph/not_permitted.hpp"
+#include "ceph/wire/lock_info.hpp"
+#include "ceph/wire/object_map.hpp"
 #include "common/text.hpp"
 #include "inventory/librbd_names.hpp"
 

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "ceph/librbd_rules.hpp"
+#include "ceph/wire/lock_info.hpp"
+#include "ceph/wire/object_map.hpp"
 
 namespace rbdsync::ceph {
 

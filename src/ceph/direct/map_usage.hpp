@@ -13,6 +13,7 @@
 #include "ceph/direct/image_reads.hpp"
 #include "ceph/or_fallback.hpp"
 #include "ceph/wire/header_decoder.hpp"
+#include "ceph/wire/object_map.hpp"
 #include "inventory/inventory.hpp"
 
 namespace rbdsync::ceph {

@@ -20,6 +20,7 @@
 #include "ceph/not_permitted.hpp"
 #include "ceph/wire/header_decoder.hpp"
 #include "ceph/wire/migration_spec.hpp"
+#include "ceph/wire/object_map.hpp"
 #include "common/error.hpp"
 #include "inventory/librbd_names.hpp"
 

@@ -14,6 +14,9 @@
 
 namespace rbdsync::ceph {
 
+/// The smallest ENCODE_START envelope: version, compat, length.
+inline constexpr std::size_t k_envelope_bytes = 6;
+
 class Decoder {
  public:
   /// Reads `bytes`, which must outlive the decoder and every envelope taken from it.

@@ -969,7 +969,7 @@ nlohmann::json kind_json(const sync::KindCounts& counts) {
           {"unchanged", counts.unchanged}};
 }
 
-/// What `rbd-sync run` records of a committed run (app/report_format.cpp's
+/// What `rbd-sync run` records of a committed run (core/report_format.cpp's
 /// committed_run(), which lives in the core with Ceph's libraries): its counts, and its
 /// stale images when it is partial.
 db::CommittedRun committed_figures(const sync::SyncReport& report) {

@@ -1,4 +1,4 @@
-# The front/core split (docs/architecture.md, app/core_abi.hpp): the `rbd-sync`
+# The front/core split (docs/architecture.md, front/core_abi.hpp): the `rbd-sync`
 # executable links neither Ceph nor PostgreSQL; it dlopens librbdsync-core.so, installed
 # privately (no SONAME) into ${CMAKE_INSTALL_LIBDIR}/rbd-sync, once the guard is held.
 include(GNUInstallDirs)
@@ -8,7 +8,7 @@ set(RBDSYNC_CORE_PATH ${CMAKE_INSTALL_FULL_LIBDIR}/rbd-sync/librbdsync-core.so)
 # both sides must share: a front and a core of different builds refuse each other
 # instead of misreading a struct. Editing one re-runs the configuration.
 set(RBDSYNC_CORE_BOUNDARY
-    src/app/core_abi.hpp src/app/commands.hpp src/cli/options.hpp src/common/error.hpp
+    src/front/core_abi.hpp src/front/commands.hpp src/cli/options.hpp src/common/error.hpp
     src/common/exit_code.hpp src/common/interrupts.hpp src/common/interrupts.cpp
     src/lock/file_lock.hpp src/lock/lock_path.hpp src/common/fd.hpp)
 # With the flags that change the standard library's layout (a sanitizer build's front

@@ -5,13 +5,13 @@
 #include <optional>
 #include <string>
 
-#include "app/commands.hpp"
-#include "app/detach.hpp"
-#include "app/output.hpp"
-#include "app/serve.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/version.hpp"
+#include "front/answers.hpp"
+#include "front/commands.hpp"
+#include "front/detach.hpp"
+#include "front/serve.hpp"
 
 namespace {
 
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
         return *parent_exit;
       }
     }
-    // Signal handling and logging start later, once the guard is held (app/commands.cpp
+    // Signal handling and logging start later, once the guard is held (front/commands.cpp
     // and the core): a busy answer needs neither.
     switch (config.command) {
       case rbdsync::cli::Command::help:

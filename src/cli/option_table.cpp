@@ -14,7 +14,7 @@ constexpr CommandSet k_serve = bit(Command::serve);
 using G = OptionGroup;
 using V = ValueKind;
 
-// Which command takes which option follows what app/commands.cpp and main.cpp read:
+// Which command takes which option follows what front/commands.cpp and main.cpp read:
 // logging is set up for every command; migrate opens the database and prints a result;
 // status reads only the lock file and always prints its answer (so no --quiet).
 // An option is: long name, short, value, value name, help, default, default is the

@@ -388,7 +388,7 @@ Config parse(int argc, const char* const argv[], const char* ceph_args) {
     refuse_foreign_options(result, *line.command);
     if (config.command == Command::serve) {
       // The run's options come from the settings files, once the request has named the
-      // cluster (app/serve.cpp); the answer is for a program: always JSON.
+      // cluster (front/serve.cpp); the answer is for a program: always JSON.
       config.settings_dir = non_empty_value(result, flag::k_settings_dir)
                                 .value_or(std::string(k_default_settings_dir));
       config.connection = non_empty_value(result, flag::k_connection).value_or("");

@@ -33,7 +33,7 @@ constexpr std::size_t k_max_message = 512;
 // group, so its record is untrusted input: it is used only when every field is what
 // rbd-sync itself writes. Its text is kept as it was written (a holder re-writes the
 // last run it read: escaping here would double the escapes each run) and escaped where
-// it is shown (app/output.cpp).
+// it is shown (front/answers.cpp).
 constexpr std::int64_t k_pid_limit = std::int64_t{1} << 22;  // PID_MAX_LIMIT, 64-bit Linux
 constexpr std::int64_t k_earliest_time = 946684800;          // 2000-01-01T00:00:00Z
 constexpr std::int64_t k_latest_time = 4102444800;           // 2100-01-01T00:00:00Z

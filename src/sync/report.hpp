@@ -8,7 +8,7 @@
 #include "sync/source.hpp"
 
 /// What a sync did, as plain data: the syncer fills it, the database records it, and
-/// app/report_format.hpp prints it.
+/// core/sync_answer.hpp prints it.
 namespace rbdsync::sync {
 
 /// Values this client may not read (its caps stop short of the pool that holds them),

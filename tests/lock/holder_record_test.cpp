@@ -183,7 +183,7 @@ TEST(HolderRecord, EveryStatusReadsBackAndAnUnknownOneIsNotARecord) {
 TEST(HolderRecord, TextIsKeptAsWrittenSoThatRewritingItChangesNothing) {
   // A new holder reads the last run and writes it back; had decoding escaped the text
   // (it did), each run would double its backslashes: "a\\x1b" after one, "a\\\\x1b" after
-  // two. It is escaped where it is shown (app/output.cpp) instead.
+  // two. It is escaped where it is shown (front/answers.cpp) instead.
   const auto decoded = decode_record(holder_with("host", R"("web\u001b[2J\r\nroot\u009b31m\\x")"));
   ASSERT_TRUE(decoded && decoded->holder);
   EXPECT_EQ(decoded->holder->host,

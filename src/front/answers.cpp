@@ -1,12 +1,12 @@
-#include "app/output.hpp"
+#include "front/answers.hpp"
 
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
-#include "app/journal.hpp"
 #include "common/run_status.hpp"
 #include "common/text.hpp"
+#include "front/journal.hpp"
 
 namespace rbdsync::app {
 

@@ -1,4 +1,4 @@
-#include "app/metrics.hpp"
+#include "core/metrics.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -12,7 +12,7 @@ namespace rbdsync::app {
 using OnGuarded = std::function<void(const std::string& run_id)>;
 
 /// The front's commands (the `rbd-sync` executable): what needs Ceph or PostgreSQL runs
-/// in the core, librbdsync-core.so (app/core_abi.hpp), loaded only when needed.
+/// in the core, librbdsync-core.so (front/core_abi.hpp), loaded only when needed.
 
 /// `rbd-sync run`: takes the guard before anything else (the lock file on this host,
 /// then, in the core, the cluster's advisory lock in PostgreSQL), then syncs Ceph into

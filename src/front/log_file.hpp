@@ -6,8 +6,8 @@
 
 namespace rbdsync::app {
 
-/// The --log-file `path` opened to append to, as both the logger (app/logging.cpp) and a
-/// detached run's stdout and stderr (app/detach.cpp) use it: never through a symlink
+/// The --log-file `path` opened to append to, as both the logger (core/logging.cpp) and a
+/// detached run's stdout and stderr (front/detach.cpp) use it: never through a symlink
 /// planted at its name, only a regular file, made 0640 when missing
 /// (common/files.hpp). Throws Error(cant_create) with a hint.
 Fd open_log_file(const std::string& path);

@@ -1,4 +1,4 @@
-#include "app/session.hpp"
+#include "core/session.hpp"
 
 #include <unistd.h>
 
@@ -11,21 +11,20 @@
 
 #include <spdlog/spdlog.h>
 
-#include "app/holder_keeper.hpp"
-#include "app/metrics.hpp"
-#include "app/output.hpp"
-#include "app/progress.hpp"
-#include "app/report_format.hpp"
-#include "app/sync_output.hpp"
 #include "ceph/ceph_source.hpp"
 #include "common/interrupts.hpp"
 #include "common/run_record.hpp"
 #include "common/run_status.hpp"
 #include "common/stopwatch.hpp"
 #include "common/uuid.hpp"
+#include "core/holder_keeper.hpp"
+#include "core/metrics.hpp"
+#include "core/progress_observers.hpp"
+#include "core/sync_answer.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_store.hpp"
 #include "db/run_history.hpp"
+#include "front/answers.hpp"
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
 #include "sync/syncer.hpp"

@@ -1,4 +1,4 @@
-#include "app/journal.hpp"
+#include "front/journal.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

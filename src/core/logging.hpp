@@ -1,7 +1,7 @@
 #pragma once
 
-#include "app/journal.hpp"
 #include "cli/options.hpp"
+#include "front/journal.hpp"
 
 namespace rbdsync::app {
 

@@ -1,14 +1,14 @@
 // librbdsync-core.so's one exported symbol: everything of a run after the guard, and
-// migrate. See app/core_abi.hpp.
+// migrate. See front/core_abi.hpp.
 #include <cstring>
 #include <exception>
 
-#include "app/core_abi.hpp"
-#include "app/logging.hpp"
-#include "app/output.hpp"
-#include "app/session.hpp"
 #include "common/interrupts.hpp"
 #include "common/version.hpp"
+#include "core/logging.hpp"
+#include "core/session.hpp"
+#include "front/answers.hpp"
+#include "front/core_abi.hpp"
 
 namespace {
 

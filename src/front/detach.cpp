@@ -1,4 +1,4 @@
-#include "app/detach.hpp"
+#include "front/detach.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <iostream>
 
-#include "app/log_file.hpp"
-#include "app/output.hpp"
 #include "common/error.hpp"
 #include "common/fd.hpp"
+#include "front/answers.hpp"
+#include "front/log_file.hpp"
 #include "lock/lock_path.hpp"
 
 namespace rbdsync::app {

@@ -1,4 +1,4 @@
-#include "app/progress.hpp"
+#include "core/progress_observers.hpp"
 
 #include <gtest/gtest.h>
 

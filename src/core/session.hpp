@@ -2,14 +2,14 @@
 
 #include <chrono>
 
-#include "app/commands.hpp"
 #include "cli/options.hpp"
 #include "common/exit_code.hpp"
+#include "front/commands.hpp"
 #include "lock/file_lock.hpp"
 
 namespace rbdsync::app {
 
-/// The core's side of the commands (librbdsync-core.so; app/commands.hpp is the front's).
+/// The core's side of the commands (librbdsync-core.so; front/commands.hpp is the front's).
 
 /// `rbd-sync run` from the moment this process holds `lock_file`: connects, claims the
 /// cluster in PostgreSQL, syncs, and records how the run ended. `start`: when the run

@@ -1,6 +1,6 @@
 // The trigger socket's request: the web tier that sends it is less trusted than rbd-sync,
 // so only a cluster name and a printable requester get through, and they decide the run.
-#include "app/serve.hpp"
+#include "front/serve.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "app/output.hpp"
-#include "app/sync_output.hpp"
+#include "front/answers.hpp"
+#include "core/sync_answer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -11,9 +11,9 @@
 
 #include <chrono>
 
-#include "app/commands.hpp"
 #include "cli/options.hpp"
 #include "common/interrupts.hpp"
+#include "front/commands.hpp"
 #include "lock/file_lock.hpp"
 
 namespace rbdsync::app {

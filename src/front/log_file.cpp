@@ -1,4 +1,4 @@
-#include "app/log_file.hpp"
+#include "front/log_file.hpp"
 
 #include "common/files.hpp"
 

@@ -1,4 +1,4 @@
-#include "app/progress.hpp"
+#include "core/progress_observers.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-#include "app/core_loader.hpp"
+#include "front/core_loader.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>

@@ -5,11 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/options.hpp"
 #include "common/exit_code.hpp"
 #include "db/run_history.hpp"
 #include "sync/report.hpp"
 
 namespace rbdsync::app {
+
+/// A finished sync's answer, as front/answers.hpp's answers are printed: its plain line,
+/// its --json object, and what the run history records of it. Apart from the front's
+/// answers because it belongs to the core (librbdsync-core.so): only a run that synced
+/// has one.
 
 /// How a committed sync ends: ok, or partial when some images were kept stale. The
 /// exit code, the run's status and the plain line's word all follow from it.
@@ -40,5 +46,13 @@ nlohmann::json unknown_json(const sync::UnknownCounts& unknown);
 /// its counts, stale images (when partial) and unreadable pools (when any), as --json
 /// writes them.
 db::CommittedRun committed_run(const sync::SyncReport& report, int history_days);
+
+/// The --json object of a finished sync (what print_sync_report prints).
+nlohmann::json sync_report_json(const sync::SyncReport& report, const std::string& run_id,
+                                const std::string& trigger);
+
+/// A finished sync.
+void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
+                       const cli::Config& config);
 
 }  // namespace rbdsync::app

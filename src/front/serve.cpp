@@ -1,4 +1,4 @@
-#include "app/serve.hpp"
+#include "front/serve.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,13 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/commands.hpp"
-#include "app/journal.hpp"
-#include "app/output.hpp"
 #include "cli/environment_file.hpp"
 #include "common/error.hpp"
 #include "common/fd.hpp"
 #include "common/text.hpp"
+#include "front/answers.hpp"
+#include "front/commands.hpp"
+#include "front/journal.hpp"
 
 namespace rbdsync::app {
 

@@ -1,4 +1,4 @@
-#include "app/holder_keeper.hpp"
+#include "core/holder_keeper.hpp"
 
 #include <spdlog/spdlog.h>
 

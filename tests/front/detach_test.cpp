@@ -1,4 +1,4 @@
-#include "app/detach.hpp"
+#include "front/detach.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
-#include "app/commands.hpp"
+#include "front/commands.hpp"
 
 #include <chrono>
 #include <string>
 
-#include "app/core_abi.hpp"
-#include "app/core_loader.hpp"
-#include "app/output.hpp"
 #include "common/interrupts.hpp"
 #include "common/version.hpp"
+#include "front/answers.hpp"
+#include "front/core_abi.hpp"
+#include "front/core_loader.hpp"
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
 

@@ -1,4 +1,4 @@
-#include "app/logging.hpp"
+#include "core/logging.hpp"
 
 #include <memory>
 #include <mutex>
@@ -11,8 +11,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "app/log_file.hpp"
 #include "common/files.hpp"
+#include "front/log_file.hpp"
 
 namespace rbdsync::app {
 

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "app/core_abi.hpp"
 #include "common/exit_code.hpp"
+#include "front/core_abi.hpp"
 
 namespace rbdsync::app {
 

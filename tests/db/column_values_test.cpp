@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "db/inventory_rows.hpp"
-#include "db/table_sync.hpp"
+#include "db/rows/inventory_rows.hpp"
+#include "db/rows/table_sync.hpp"
 
 namespace rbdsync::db {
 namespace {

@@ -5,9 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
-#include "db/inventory_rows.hpp"
-#include "db/staging.hpp"
-#include "db/table_sync.hpp"
+#include "db/rows/fields.hpp"
+#include "db/rows/inventory_rows.hpp"
+#include "db/rows/staging.hpp"
+#include "db/rows/table_sync.hpp"
 
 namespace rbdsync::db {
 namespace {

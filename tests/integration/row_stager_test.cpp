@@ -20,7 +20,7 @@
 #include <pqxx/pqxx>
 
 #include "common/error.hpp"
-#include "db/staging.hpp"
+#include "db/rows/staging.hpp"
 #include "integration/harness.hpp"
 
 namespace rbdsync::testing {

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "db/inventory_rows.hpp"
+#include "db/rows/inventory_rows.hpp"
 #include "integration/harness.hpp"
 
 namespace rbdsync::testing {
@@ -249,7 +249,7 @@ Definitions migrated(const TestDatabase& db, const std::string& table) {
   return definitions;
 }
 
-// Staging tables are created from the columns db/inventory_rows.cpp declares: a type or
+// Staging tables are created from the columns db/rows/inventory_rows.cpp declares: a type or
 // a NOT NULL that differed from sql/ would change how a staged value is cast, or refuse
 // it, before it reaches the real table.
 TEST_F(SchemaTest, DeclaredColumnsMatchTheMigratedSchema) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/text.hpp"
-#include "db/table_sync.hpp"
+#include "db/rows/table_sync.hpp"
 
 namespace rbdsync::db {
 

@@ -1,4 +1,4 @@
-#include "db/staging.hpp"
+#include "db/rows/staging.hpp"
 
 #include <algorithm>
 #include <exception>

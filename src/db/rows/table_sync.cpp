@@ -1,4 +1,4 @@
-#include "db/table_sync.hpp"
+#include "db/rows/table_sync.hpp"
 
 #include <algorithm>
 #include <cstddef>

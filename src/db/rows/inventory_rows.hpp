@@ -2,13 +2,13 @@
 
 /// Inside db/ only: the inventory's tables, and each inventory record as a row of one
 /// of them in PostgreSQL's text format. Each table's columns are declared once
-/// (inventory_rows.cpp, db/columns.hpp); they and sql/ must agree, which
+/// (inventory_rows.cpp, db/rows/columns.hpp); they and sql/ must agree, which
 /// SchemaTest.DeclaredColumnsMatchTheMigratedSchema checks.
 
 #include <string>
 #include <vector>
 
-#include "db/table_sync.hpp"
+#include "db/rows/table_sync.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/sink.hpp"
 
@@ -29,11 +29,5 @@ Row trash_row(const std::string& fsid, const inventory::TrashEntry& entry);
 /// The columns of the temporary table `stale_images`, and a row of it.
 const std::vector<ColumnType>& stale_image_types();
 Row stale_row(const sync::StaleImage& image);
-
-/// `micros` (since the epoch, UTC) as timestamptz input, e.g. "2026-12-03 11:22:33.000042+00".
-std::string timestamp_text(inventory::Timestamp micros);
-
-/// A text[] literal whose elements are always quoted, e.g. {"object map invalid"}.
-std::string text_array(const std::vector<std::string>& elements);
 
 }  // namespace rbdsync::db

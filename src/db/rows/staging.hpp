@@ -20,7 +20,7 @@
 
 #include <pqxx/pqxx>
 
-#include "db/table_sync.hpp"
+#include "db/rows/table_sync.hpp"
 
 namespace rbdsync::db {
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <rbd/features.h>
 
+#include "support/files.hpp"
 #include "support/hex.hpp"
 
 namespace rbdsync::ceph {
@@ -41,7 +42,7 @@ std::map<std::string, std::string> captured_header() {
 const std::string k_captured_map =
     bytes("0e0000000101080000000300000000000000c00c0000003b3df33101000000c4268dc3");
 
-constexpr std::uint64_t k_mib = 1ULL << 20;
+using rbdsync::testing::k_mib;
 
 TEST(HeaderDecoder, CapturedHeaderDecodesToWhatRbdInfoShows) {
   const HeaderDecoding decoded = decode_header(captured_header());

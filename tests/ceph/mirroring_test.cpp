@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "ceph/wire/header_decoder.hpp"
+#include "support/files.hpp"
 #include "support/hex.hpp"
 
 namespace rbdsync::ceph {
@@ -154,7 +155,7 @@ TEST(Mirroring, DisabledImagesHaveNoneJournalAndUnknownModesFallBack) {
   EXPECT_EQ(image_mirroring(&unknown, {}).fallback_reason, "unknown mirroring mode 7");
 }
 
-constexpr std::uint64_t k_mib = 1ULL << 20;
+using rbdsync::testing::k_mib;
 
 TEST(Mirroring, UsageDiffWalksTheMapsOfTheSnapshotsBetween) {
   // Objects: 0 written before the user snapshot only; 1 rewritten before the mirror

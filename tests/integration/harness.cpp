@@ -33,7 +33,6 @@ using db::exec_one_row;
 
 namespace {
 
-constexpr std::uint64_t k_mib = 1ULL << 20;
 constexpr std::uint64_t k_all_features = 0x3d;  // rbd create's default: up to deep-flatten
 constexpr std::uint64_t k_layering_only = 1;
 // An image's name is part of the object name "rbd_id.<name>", and the OSD refuses
@@ -79,13 +78,6 @@ std::string literal(const std::string& text) {
     }
   }
   return quoted + "'";
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string unique_name(const std::string& prefix) {

@@ -21,6 +21,7 @@
 #include <rbd/librbd.hpp>
 
 #include "ceph/ceph_source.hpp"
+#include "support/files.hpp"
 #include "support/scoped_temp_dir.hpp"
 
 namespace rbdsync::testing {
@@ -37,9 +38,6 @@ std::string unique_name(const std::string& prefix);
 
 /// A SQL string literal (standard_conforming_strings is on).
 std::string literal(const std::string& text);
-
-/// The whole content of a file ("" when it cannot be read).
-std::string read_file(const std::string& path);
 
 struct RunResult {
   int exit_code = -1;

@@ -21,7 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t k_mib = 1ULL << 20;
 constexpr int k_exit_partial = 3;
 constexpr int k_exit_internal = 70;
 
@@ -321,11 +320,9 @@ TEST_F(RunEndingTest, AnExceptionFromInsideTheSinkStillFinishesTheRun) {
   EXPECT_EQ(runs[0].at("exit_code"), k_exit_internal);
   EXPECT_EQ(runs[0].at("error"), "unexpected: injected fault: sink-exception");
   EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.images"), std::vector<std::string>{"0"});
-  std::ifstream file(metrics);
-  std::stringstream text;
-  text << file.rdbuf();
-  EXPECT_NE(text.str().find("rbd_sync_last_run_exit_code{cluster=\"ceph\"} 70"), std::string::npos)
-      << text.str();
+  const std::string text = read_file(metrics);
+  EXPECT_NE(text.find("rbd_sync_last_run_exit_code{cluster=\"ceph\"} 70"), std::string::npos)
+      << text;
   // The holder record says how the run ended, and nobody holds the lock.
   const json status = lock_status(lock_file);
   EXPECT_EQ(status.at("running"), false) << status;

@@ -21,6 +21,7 @@
 
 #include "db/pqxx_compat.hpp"
 #include "integration/harness.hpp"
+#include "support/source_file.hpp"
 
 namespace rbdsync::testing {
 
@@ -30,7 +31,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t k_mib = 1ULL << 20;
 constexpr int k_exit_partial = 3;
 constexpr std::uint64_t k_all_features = 0x3d;  // rbd create's default: up to deep-flatten
 constexpr std::uint64_t k_layering_only = 1;
@@ -893,11 +893,8 @@ struct DocQuery {
 /// The ```sql blocks of docs/schema.md with the "### title" above each and the
 /// parameters its first line ("-- $1 = fsid, $2 = pool id") names.
 std::vector<DocQuery> schema_doc_queries() {
-  std::ifstream in(std::string(RBDSYNC_SOURCE_DIR) + "/docs/schema.md");
-  std::stringstream text;
-  text << in.rdbuf();
   std::vector<DocQuery> queries;
-  std::istringstream lines(text.str());
+  std::istringstream lines(read_source_file("docs/schema.md"));
   std::string line;
   std::string title;
   while (std::getline(lines, line)) {

@@ -21,7 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t k_mib = 1ULL << 20;
 constexpr std::uint64_t k_all_features = 0x3d;  // rbd create's default: up to deep-flatten
 constexpr const char* k_parent_reason = "not permitted: this client cannot read the parent's pool";
 constexpr const char* k_children_reason =

@@ -24,7 +24,6 @@
 namespace rbdsync::testing {
 namespace {
 
-constexpr std::uint64_t k_mib = 1ULL << 20;
 constexpr std::uint64_t k_all_features = 0x3d;
 
 /// Every image of `pools`, read with read_pool_images(), by key.

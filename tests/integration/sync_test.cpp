@@ -11,8 +11,6 @@
 namespace rbdsync::testing {
 namespace {
 
-constexpr std::uint64_t k_mib = 1ULL << 20;
-
 class SyncTest : public IntegrationTest {
  protected:
   void SetUp() override {

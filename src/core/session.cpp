@@ -164,8 +164,8 @@ ExitCode RunSession::sync(const OnGuarded& on_guarded) {
 }
 
 std::optional<sync::SyncReport> RunSession::connect_and_sync(const OnGuarded& on_guarded) {
-  // The history's session connects while the store's does: each connection costs ~20 ms
-  // of round trips and authentication (#18). Should the store fail, its error is the
+  // The history's session connects while the store's does: each connection costs
+  // round trips and authentication (#18). Should the store fail, its error is the
   // one reported, and the future's destructor first waits for this connection (or its
   // failure: a wrong password or an unreachable server fails both alike).
   std::future<std::unique_ptr<db::RunHistory>> history =

@@ -157,8 +157,8 @@ class PgTransaction : public sync::SinkTransaction {
                  marks_loader(marks)) {}
 
   const sync::UsageMarks& usage_marks() override {
-    // Loaded by the stager's writer while the sync listed the pools (~45 ms at 10,000
-    // images, seconds at a million); written before the job counted done.
+    // Loaded by the stager's writer while the sync listed the pools (seconds at a
+    // million images); written before the job counted done.
     m_stager.wait_for_first_job();
     return m_usage_marks;
   }
@@ -278,14 +278,14 @@ class PgTransaction : public sync::SinkTransaction {
     // joins do in linear time. The planner picks a nested loop instead when it thinks
     // a table is small, and it does exactly when it matters: after the first sync of
     // a large cluster (the table was empty at the last ANALYZE, or was just filled in
-    // this transaction). A nested anti join over unindexed staged rows is quadratic:
-    // 30,000 images took 190 s instead of ~10 (bench/scale.sh --images 30000).
+    // this transaction). A nested anti join over unindexed staged rows is quadratic
+    // (bench/scale.sh --images 30000 shows it).
     m_work.exec("SET LOCAL enable_nestloop = off");
     // Hash joins of a million rows on each side: the server's default 4 MB makes them
     // spill in many batches. Raised for this transaction only, never lowered. And no
     // JIT: with nested loops off, a plan that still needs one costs 1e10, far above
-    // jit_above_cost, and compiling it took 1.1 s of a 2,000-image sync's 1.3 s write
-    // (the cluster_usage_history INSERT) for statements that run once.
+    // jit_above_cost, and compiling it took most of a small sync's write (the
+    // cluster_usage_history INSERT) for statements that run once.
     m_work.exec(
         "SELECT pg_catalog.set_config('work_mem', '64MB', true) FROM pg_catalog.pg_settings "
         "WHERE name = 'work_mem' AND setting::bigint < 65536");

@@ -2,8 +2,9 @@
 
 /// The boundary between the front (the `rbd-sync` executable) and the core
 /// (librbdsync-core.so, dlopen'ed by the front). The front answers help, version, status
-/// and a busy guard without loading Ceph or PostgreSQL, whose libraries cost ~50 ms to
-/// load and initialise; it loads the core only once the guard is held (or for migrate).
+/// and a busy guard without loading Ceph or PostgreSQL, whose libraries cost many times
+/// what the busy answer itself does to load and initialise (docs/architecture.md); it loads the
+/// core only once the guard is held (or for migrate).
 ///
 /// C++ types cross the boundary: both sides come from one build with one compiler and
 /// one libstdc++, and k_core_abi (common/version.hpp, a hash of the files whose types

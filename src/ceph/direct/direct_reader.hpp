@@ -16,9 +16,9 @@
 
 namespace rbdsync::ceph {
 
-/// How many images the direct reader keeps in flight. At 10,000 images on a 2-core host,
-/// 256 took 7-8% off both a full sync and a no-op against 64 (interleaved rounds), 128
-/// gained nothing, 512 no more than 256, and 1024 lost again (#18).
+/// How many images the direct reader keeps in flight: where a full sync and a no-op
+/// stopped getting faster, before more began to cost again (measured for #18; the
+/// figures are in its commit, bench/scale.sh reproduces them).
 inline constexpr std::size_t k_images_in_flight = 256;
 
 /// The object map bytes the direct reader keeps in flight beyond one image's: the maps of

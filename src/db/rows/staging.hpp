@@ -29,8 +29,8 @@ enum class StagedKind : std::size_t { pools, namespaces, images, snapshots, tras
 inline constexpr std::size_t k_staged_kinds = 5;
 
 /// COPY text a kind collects before it goes to the server as one COPY. Large enough
-/// that a batch's round trip and statement overhead (~1 ms) is small against its rows
-/// (~800 images), small enough that five kinds filling cost under 3 MiB.
+/// that a batch's round trip and statement overhead is small against its rows (some
+/// hundreds of images), small enough that five kinds filling cost under 3 MiB.
 inline constexpr std::size_t k_batch_bytes = std::size_t{512} << 10U;
 
 /// Memory of the filled batches waiting for the writer, the one it writes included,

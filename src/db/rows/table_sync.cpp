@@ -138,8 +138,7 @@ std::string TableSync::seen_value(const std::string& column) const {
 void TableSync::analyze_staged() {
   // Without statistics the planner guesses a handful of rows and may pick nested
   // loops over thousands. Only the key's columns: the joins are planned on them alone,
-  // and sampling every value column too was 97 ms of a 10,000-image no-op sync's
-  // 150 ms write.
+  // and sampling every value column too was most of a no-op sync's write.
   m_work.exec("ANALYZE " + staging_name(m_table) + " (" + joined(key_columns(m_table)) + ")");
 }
 
@@ -211,8 +210,8 @@ void TableSync::upsert() {
   m_counts.unchanged = m_staged - m_counts.added - m_counts.changed;
   // After many new rows (a first sync), the table's statistics still describe it as it
   // was, often empty. The foreign-key checks of the child tables inserted next, planned
-  // from those statistics, would then scan this table once per child row: 3,000
-  // snapshots of 30,000 new images took 17 s. Fresh statistics make them index lookups.
+  // from those statistics, would then scan this table once per child row (quadratic in
+  // a first sync). Fresh statistics make them index lookups.
   // ANALYZE in the transaction sees its own rows, and its result commits or rolls back
   // with it.
   constexpr std::size_t k_analyze_after_rows = 500;

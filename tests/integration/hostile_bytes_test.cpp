@@ -281,7 +281,7 @@ TEST_F(ObjectMapBoundTest, AMapObjectFarLargerThanItsHeaderImpliesCostsNoMemory)
             std::vector<std::string>{std::to_string(4 * k_mib)});
   std::cout << "[object map bound] peak RSS: intact maps " << before.peak_rss_kib
             << " KiB, one map planted 64 MiB larger " << after.peak_rss_kib << " KiB" << std::endl;
-  // The budget (docs/performance.md): maps in flight count what their headers imply, at
+  // The budget (ceph/direct/map_budget.hpp): maps in flight count what their headers imply, at
   // most 16 MiB. The planted run may not grow past the intact one by more than that.
   EXPECT_LT(after.peak_rss_kib, before.peak_rss_kib + 16 * 1024)
       << "the planted 64 MiB were read (or more)";

@@ -1,13 +1,9 @@
 #!/usr/bin/env python3
 """scripts/check-architecture-doc.py finds what it must: fixture trees whose module list
 misses a folder, a file, or names a folder that is gone, run through the real script."""
-import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "check-architecture-doc.py")
+from fixture_tree import run_on_tree
 
 DOC = """# Architecture
 
@@ -21,15 +17,8 @@ tests/            not checked
 
 
 def run(files, doc=DOC):
-    with tempfile.TemporaryDirectory() as root:
-        files = {**files, "docs/architecture.md": doc}
-        for path, text in files.items():
-            full = os.path.join(root, path)
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            with open(full, "w", encoding="utf-8") as f:
-                f.write(text)
-        done = subprocess.run([sys.executable, SCRIPT, root], capture_output=True, text=True)
-        return done.returncode, done.stdout
+    return run_on_tree("check-architecture-doc.py", {**files, "docs/architecture.md": doc},
+                       lambda root: [root])
 
 
 LOCK = {"src/main.cpp": "", "src/lock/file_lock.cpp": "", "src/lock/file_lock.hpp": "",

@@ -2,26 +2,14 @@
 """scripts/check-limits.py finds what it must: fixture trees over and within each limit,
 with and without a line in the allow-list, run through the real script."""
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "check-limits.py")
+from fixture_tree import run_on_tree
 
 
 def run(files, allowed=""):
-    with tempfile.TemporaryDirectory() as root:
-        for path, text in files.items():
-            full = os.path.join(root, path)
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            with open(full, "w", encoding="utf-8") as f:
-                f.write(text)
-        allow_list = os.path.join(root, "allowed.txt")
-        with open(allow_list, "w", encoding="utf-8") as f:
-            f.write(allowed)
-        done = subprocess.run([sys.executable, SCRIPT, root, allow_list], capture_output=True, text=True)
-        return done.returncode, done.stdout
+    return run_on_tree("check-limits.py", {**files, "allowed.txt": allowed},
+                       lambda root: [root, os.path.join(root, "allowed.txt")])
 
 
 def lines(n):

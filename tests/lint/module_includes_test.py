@@ -2,12 +2,9 @@
 """scripts/check-module-includes.py finds what it must: a fixture tree with one
 allowed and one forbidden include of each kind, run through the real script."""
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "check-module-includes.py")
+from fixture_tree import run_on_tree
 
 GRAPH = "\n".join([
     "lib_common\tsrc/common/text.cpp\tThreads::Threads\tThreads::Threads",
@@ -19,17 +16,8 @@ GRAPH = "\n".join([
 
 
 def run(files):
-    with tempfile.TemporaryDirectory() as root:
-        for path, text in files.items():
-            full = os.path.join(root, path)
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            with open(full, "w", encoding="utf-8") as f:
-                f.write(text)
-        graph = os.path.join(root, "graph.tsv")
-        with open(graph, "w", encoding="utf-8") as f:
-            f.write(GRAPH)
-        done = subprocess.run([sys.executable, SCRIPT, graph, root], capture_output=True, text=True)
-        return done.returncode, done.stdout
+    return run_on_tree("check-module-includes.py", {**files, "graph.tsv": GRAPH},
+                       lambda root: [os.path.join(root, "graph.tsv"), root])
 
 
 BASE = {

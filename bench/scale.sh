@@ -118,8 +118,13 @@ say "services up and $images images made in $(awk -v a="$t0" -v b="$(now)" 'BEGI
 "$rbd_sync" migrate --db "$db" --quiet
 
 # The source the measured binary was built from (the worktree may move on meanwhile).
-build_rev="$("$rbd_sync" --version 2>/dev/null | head -n 1), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
-git -C "$root" diff --quiet HEAD -- src CMakeLists.txt sql 2>/dev/null || build_rev+=" + uncommitted src changes"
+# The revision of the sources the build was made from, from its CMake cache: a --build
+# of another checkout is that checkout's, not this one's.
+build_source=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+build_source=${build_source:-$root}
+build_rev="$("$rbd_sync" --version 2>/dev/null | head -n 1), $(git -C "$build_source" rev-parse --short HEAD 2>/dev/null || echo '?')"
+git -C "$build_source" diff --quiet HEAD -- src CMakeLists.txt sql 2>/dev/null ||
+    build_rev+=" + uncommitted src changes"
 readers=()
 # `run --help`: the global --help lists only the options of every command; an older
 # binary, with one help for all, answers it with that. The text is read whole first: under

@@ -279,11 +279,12 @@ class Assembler {
       out.usage_mark = header_version;
       return carried_usage(header, std::move(out));
     }
+    MapUsage maps(m_io, m_ref.image_id, header, slot, m_exact_usage);
     UsageWalk walk;
     walk.fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
     walk.maps_gave_all = walk.fast_diff;
     for (const HeaderSnapshot& snap : header.snapshots) {
-      OrFallback<inventory::Snapshot> row = snapshot_with_usage(slot, header, snap, walk, out);
+      OrFallback<inventory::Snapshot> row = snapshot_with_usage(maps, header, snap, walk, out);
       if (!row.ok()) {
         return row.carry<Image>();
       }
@@ -300,8 +301,7 @@ class Assembler {
       }
       head_map = read.bytes.to_str();
     }
-    auto usage = MapUsage(m_io, m_ref.image_id, header, slot, m_exact_usage)
-                     .usage(walk.fast_diff, walk.range_flags,
+    auto usage = maps.usage(walk.fast_diff, walk.range_flags,
                             walk.to(nullptr, &head_map, out.size_bytes), out);
     if (!usage.ok()) {
       return usage.carry<Image>();
@@ -315,7 +315,7 @@ class Assembler {
 
   /// One snapshot's row with its usage (none for a snapshot not a user's: `rbd du`
   /// shows none either), `walk` moved past it.
-  OrFallback<inventory::Snapshot> snapshot_with_usage(Slot& slot, const DecodedHeader& header,
+  OrFallback<inventory::Snapshot> snapshot_with_usage(MapUsage& maps, const DecodedHeader& header,
                                                       const HeaderSnapshot& snap, UsageWalk& walk,
                                                       const Image& image) {
     OrFallback<inventory::Snapshot> row = snapshot_row(header, snap);
@@ -328,8 +328,7 @@ class Assembler {
       walk.between.push_back(&snap);
       return row;
     }
-    auto usage = MapUsage(m_io, m_ref.image_id, header, slot, m_exact_usage)
-                     .usage(walk.fast_diff, walk.range_flags,
+    auto usage = maps.usage(walk.fast_diff, walk.range_flags,
                             walk.to(&snap, nullptr, snap.size_bytes), image);
     if (!usage.ok()) {
       return usage.carry<inventory::Snapshot>();

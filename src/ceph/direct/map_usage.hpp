@@ -44,6 +44,11 @@ struct MapRange {
 /// map (states nullptr before one), why it could not be used if it could not, the
 /// snapshots since, and their flags.
 struct UsageWalk {
+  UsageWalk() = default;
+  /// `previous` may point at `previous_states`: a copy would point at the original's.
+  UsageWalk(const UsageWalk&) = delete;
+  UsageWalk& operator=(const UsageWalk&) = delete;
+
   bool fast_diff = false;
   /// Marked only when the maps gave every usage: a usage left unknown (an invalid map)
   /// is not kept, so that a later --exact-usage computes it.

@@ -125,6 +125,14 @@ std::string display_text(std::string_view bytes, Controls controls) {
   return out;
 }
 
+std::string hex_u64(std::uint64_t value) {
+  std::string out(16, '0');
+  for (std::size_t at = out.size(); at > 0; --at, value >>= 4U) {
+    out[at - 1] = k_hex_digits[value & 0xfU];
+  }
+  return out;
+}
+
 std::string hex_bytes(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);

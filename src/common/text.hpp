@@ -11,6 +11,7 @@
 /// backslash, plain text never does, so two different names never share a display text
 /// (names are parts of keys).
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -35,5 +36,9 @@ std::string display_text(std::string_view bytes, Controls controls = Controls::k
 
 /// `bytes` as hex (two lowercase digits a byte), e.g. for a JSON companion of escaped text.
 std::string hex_bytes(std::string_view bytes);
+
+/// `value` as 16 lowercase hex digits, most significant first: how Ceph writes an id in
+/// an object's name or an omap key (a snapshot's `snapshot_<id>`, its object map's name).
+std::string hex_u64(std::uint64_t value);
 
 }  // namespace rbdsync

@@ -1,5 +1,6 @@
 #include "common/text.hpp"
 
+#include <cstdint>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -99,6 +100,13 @@ TEST(Text, OneLineMessagesEscapeControlsToo) {
 TEST(Text, HexBytesAreTwoLowercaseDigitsAByte) {
   EXPECT_EQ(hex_bytes(std::string("\x00\xe9Z", 3)), "00e95a");
   EXPECT_EQ(hex_bytes(""), "");
+}
+
+TEST(Text, HexU64IsSixteenLowercaseDigitsMostSignificantFirst) {
+  EXPECT_EQ(hex_u64(0), "0000000000000000");
+  EXPECT_EQ(hex_u64(0xabc), "0000000000000abc");
+  EXPECT_EQ(hex_u64(UINT64_MAX), "ffffffffffffffff");
+  EXPECT_EQ(hex_u64(0x0123456789abcdefULL), "0123456789abcdef");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "ceph/librbd_rules.hpp"
 #include "ceph/wire/lock_info.hpp"
 #include "ceph/wire/object_map.hpp"
+#include "common/text.hpp"
 
 namespace rbdsync::ceph {
 
@@ -52,17 +53,7 @@ void read_mirror_entries(librados::IoCtx& io, const std::vector<ImageRef>& refs,
 
 std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {
   // librbd's ObjectMap::object_map_name(): the snapshot id in 16 hex digits.
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string suffix(17, '.');
-  for (int i = 16; i > 0; --i, snap_id >>= 4) {
-    suffix[static_cast<std::size_t>(i)] = k_digits[snap_id & 0xf];
-  }
-  return "rbd_object_map." + image_id + suffix;
-}
-
-std::optional<std::uint64_t> map_objects(const DecodedHeader& header, std::uint64_t size_bytes) {
-  return object_count(size_bytes, std::uint64_t{1} << header.order, header.stripe_unit,
-                      header.stripe_count);
+  return "rbd_object_map." + image_id + "." + hex_u64(snap_id);
 }
 
 std::uint64_t object_map_read_bytes(const DecodedHeader& header, std::uint64_t size_bytes) {

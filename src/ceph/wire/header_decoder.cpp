@@ -400,12 +400,7 @@ std::optional<HeaderSnapshot> decode_snapshot_record(const std::string& bytes) {
 }
 
 std::string snapshot_key(std::uint64_t snap_id) {
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string key = k_snapshot_prefix;
-  for (int shift = 60; shift >= 0; shift -= 4) {
-    key.push_back(k_digits[(snap_id >> shift) & 0xf]);
-  }
-  return key;
+  return k_snapshot_prefix + hex_u64(snap_id);
 }
 
 std::optional<GroupSpec> decode_group_spec(const std::string& bytes) {

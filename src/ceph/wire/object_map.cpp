@@ -140,10 +140,14 @@ std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_
   return *objects - missing;
 }
 
+std::optional<std::uint64_t> map_objects(const DecodedHeader& header, std::uint64_t size_bytes) {
+  return object_count(size_bytes, std::uint64_t{1} << header.order, header.stripe_unit,
+                      header.stripe_count);
+}
+
 std::optional<std::uint64_t> object_map_bytes(const DecodedHeader& header,
                                               std::uint64_t size_bytes) {
-  const std::optional<std::uint64_t> objects = object_count(
-      size_bytes, std::uint64_t{1} << header.order, header.stripe_unit, header.stripe_count);
+  const std::optional<std::uint64_t> objects = map_objects(header, size_bytes);
   if (!objects) {
     return std::nullopt;
   }

@@ -95,6 +95,10 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const ObjectStates* from,
 std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_t object_size,
                                           std::uint64_t stripe_unit, std::uint64_t stripe_count);
 
+/// The objects of the map of `header`'s image at `size_bytes` (object_count() of its
+/// layout); nullopt when the count overflows.
+std::optional<std::uint64_t> map_objects(const DecodedHeader& header, std::uint64_t size_bytes);
+
 /// The bytes of the object map of `header`'s image at `size_bytes` (2 bits an object,
 /// librbd's BitVector data without its small header and footer); nullopt when the object
 /// count overflows.

@@ -95,7 +95,7 @@ void log_direct_reads(const Pool& pool, const sync::ReadMethods& before,
 /// destroyed in reverse, so every IoCtx is closed before the Rados handle shuts down.
 struct CephSource::Cluster {
   librados::Rados rados;
-  std::map<std::int64_t, librados::IoCtx> pools;
+  IoContexts contexts{rados};
   librbd::RBD rbd;
   std::string client_name;
   std::string cluster;  ///< the name it was initialised with
@@ -105,19 +105,12 @@ struct CephSource::Cluster {
   /// The direct reader's lookups of clone parents and children, kept for the whole sync.
   std::optional<CloneLinks> clone_links;
 
-  librados::IoCtx& pool_context(const Pool& pool) {
-    auto found = pools.find(pool.id);
-    if (found != pools.end()) {
-      return found->second;
-    }
-    librados::IoCtx io;
-    check(rados.ioctx_create2(pool.id, io), "cannot open pool '" + pool.name + "'");
-    return pools.emplace(pool.id, std::move(io)).first->second;
-  }
+  /// The pool's context in its default namespace.
+  librados::IoCtx& pool_context(const Pool& pool) { return contexts.at(pool, ""); }
 
   CloneLinks& links() {
     if (!clone_links) {
-      clone_links.emplace(rados);
+      clone_links.emplace(rados, contexts);
     }
     return *clone_links;
   }
@@ -125,10 +118,10 @@ struct CephSource::Cluster {
   /// Reads `refs`, which librbd was not permitted to open (their parent's pool is not
   /// readable to this client), the direct reader's way, without handing any to librbd
   /// again; counted as header reads.
-  void decode_refused(librados::IoCtx& io, const Pool& pool, const std::vector<ImageRef>& refs,
+  void decode_refused(const Pool& pool, const std::vector<ImageRef>& refs,
                       const OnPageRead& on_read) {
     FallbackCounts none;
-    DirectReadContext context{rados, rbd, io, pool};
+    DirectReadContext context{rados, rbd, contexts, pool};
     context.exact_usage = exact_usage;
     context.links = &links();
     context.librbd = LibrbdFallback::refused;
@@ -216,7 +209,6 @@ sync::PoolSelection CephSource::list_pools(const std::vector<std::string>& names
            pools);
   for (Pool& pool : pools) {
     librados::IoCtx& io = m_cluster->pool_context(pool);
-    io.set_namespace("");
     rbd_mirror_mode_t mode = RBD_MIRROR_MODE_DISABLED;
     const int r = m_cluster->rbd.mirror_mode_get(io, &mode);
     if (r != -ENOENT) {  // ENOENT: never `rbd pool init`-ed, so never mirrored
@@ -231,7 +223,6 @@ void CephSource::keep_readable(bool every_pool, sync::PoolSelection& selection) 
   std::vector<Pool> readable;
   for (Pool& pool : selection.pools) {
     librados::IoCtx& io = m_cluster->pool_context(pool);
-    io.set_namespace("");
     const int r = pool_read_error(io);
     if (r == 0) {
       readable.push_back(std::move(pool));
@@ -279,7 +270,6 @@ void CephSource::keep_readable(bool every_pool, sync::PoolSelection& selection) 
 
 std::vector<std::string> CephSource::every_namespace(const Pool& pool) {
   librados::IoCtx& io = m_cluster->pool_context(pool);
-  io.set_namespace("");
   std::vector<std::string> named;
   const int r = m_cluster->rbd.namespace_list(io, &named);
   // A pool that was never `rbd pool init`-ed has no namespace directory yet.
@@ -296,13 +286,10 @@ sync::PoolListing CephSource::list_pool(const Pool& pool) {
   for (auto name = names.begin() + 1; name != names.end(); ++name) {
     listing.namespaces.push_back(inventory::Namespace{pool.id, *name});
   }
-  librados::IoCtx& io = m_cluster->pool_context(pool);
   for (const std::string& ns : names) {
     list_namespace_trash(pool, ns, listing.trash);
-    io.set_namespace(ns);
-    listing.image_count += count_directory(io, ns);
+    listing.image_count += count_directory(m_cluster->contexts.at(pool, ns), ns);
   }
-  io.set_namespace("");
   return listing;
 }
 
@@ -317,11 +304,8 @@ std::vector<inventory::TrashEntry> CephSource::list_trash(const Pool& pool) {
 
 void CephSource::list_namespace_trash(const Pool& pool, const std::string& ns,
                                       std::vector<inventory::TrashEntry>& entries) {
-  librados::IoCtx& io = m_cluster->pool_context(pool);
-  io.set_namespace(ns);
   std::vector<librbd::trash_image_info_t> trash;
-  const int trashed = m_cluster->rbd.trash_list(io, trash);
-  io.set_namespace("");
+  const int trashed = m_cluster->rbd.trash_list(m_cluster->contexts.at(pool, ns), trash);
   if (trashed != -ENOENT) {
     check(trashed, "cannot list the trash of pool '" + pool.name + "'" + namespace_suffix(ns));
   }
@@ -360,7 +344,7 @@ void CephSource::read_pool_images(const Pool& pool, const sync::UsageMarks& mark
 
 void CephSource::read_namespace(const Pool& pool, const std::string& ns,
                                 const sync::UsageMarks& marks, const OnRead& on_read) {
-  librados::IoCtx& io = m_cluster->pool_context(pool);
+  librados::IoCtx& io = m_cluster->contexts.at(pool, ns);
   std::map<std::string, ImageRef> removing = list_removing_images(io, ns);
   if (ns.empty()) {
     read_page(pool, list_format1_images(io), marks, on_read);
@@ -421,26 +405,24 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
     });
     return result;
   }
-  librados::IoCtx& io = m_cluster->pool_context(pool);
-  io.set_namespace(ref.pool_namespace);
+  librados::IoCtx& io = m_cluster->contexts.at(pool, ref.pool_namespace);
   ++m_cluster->read_methods.images["librbd"];
   if (auto read = ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
       read.ok()) {
     return std::move(*read.value);
   }
   sync::ImageRead result;
-  m_cluster->decode_refused(
-      io, pool, {ref},
-      [&result](std::size_t /*index*/, sync::ImageRead read) { result = std::move(read); });
+  m_cluster->decode_refused(pool, {ref}, [&result](std::size_t /*index*/, sync::ImageRead read) {
+    result = std::move(read);
+  });
   return result;
 }
 
 void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& refs,
                               const sync::UsageMarks* marks, const OnPageRead& on_read) {
-  librados::IoCtx& io = m_cluster->pool_context(pool);
   if (m_cluster->reader == ImageReader::librbd) {
-    const std::vector<std::size_t> refused =
-        read_images_librbd(m_cluster->rbd, io, pool, refs, m_cluster->exact_usage, on_read);
+    const std::vector<std::size_t> refused = read_images_librbd(
+        m_cluster->rbd, m_cluster->contexts, pool, refs, m_cluster->exact_usage, on_read);
     m_cluster->read_methods.images["librbd"] += refs.size();
     if (!refused.empty()) {
       std::vector<ImageRef> decoded;
@@ -448,14 +430,14 @@ void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& ref
       for (const std::size_t index : refused) {
         decoded.push_back(refs[index]);
       }
-      m_cluster->decode_refused(io, pool, decoded, [&](std::size_t at, sync::ImageRead read) {
+      m_cluster->decode_refused(pool, decoded, [&](std::size_t at, sync::ImageRead read) {
         on_read(refused[at], std::move(read));
       });
     }
     return;
   }
   FallbackCounts fallbacks;
-  DirectReadContext context{m_cluster->rados, m_cluster->rbd, io, pool};
+  DirectReadContext context{m_cluster->rados, m_cluster->rbd, m_cluster->contexts, pool};
   context.exact_usage = m_cluster->exact_usage;
   context.links = &m_cluster->links();
   context.marks = marks;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include <unistd.h>
 
@@ -206,6 +207,37 @@ void connect_configured(librados::Rados& rados, const CephConfig& config,
 
 void connect(librados::Rados& rados, const CephConfig& config) {
   connect_configured(rados, config, configure(rados, config));
+}
+
+librados::IoCtx* IoContexts::find(std::int64_t pool_id, const std::string& pool_namespace) {
+  const auto key = std::make_pair(pool_id, pool_namespace);
+  auto found = m_contexts.find(key);
+  if (found != m_contexts.end()) {
+    return &found->second;
+  }
+  if (m_open_errors.count(pool_id) != 0) {
+    return nullptr;
+  }
+  librados::IoCtx io;
+  if (const int r = m_rados.ioctx_create2(pool_id, io); r < 0) {
+    m_open_errors[pool_id] = r;
+    return nullptr;
+  }
+  io.set_namespace(pool_namespace);
+  return &m_contexts.emplace(key, std::move(io)).first->second;
+}
+
+int IoContexts::open_error(std::int64_t pool_id) const {
+  const auto found = m_open_errors.find(pool_id);
+  return found == m_open_errors.end() ? 0 : found->second;
+}
+
+librados::IoCtx& IoContexts::at(const inventory::Pool& pool, const std::string& pool_namespace) {
+  librados::IoCtx* io = find(pool.id, pool_namespace);
+  if (io == nullptr) {
+    throw_ceph_error(open_error(pool.id), "cannot open pool '" + pool.name + "'");
+  }
+  return *io;
 }
 
 }  // namespace rbdsync::ceph

@@ -17,6 +17,7 @@
 #include <rbd/librbd.hpp>
 
 #include "ceph/ceph_source.hpp"
+#include "ceph/connection.hpp"
 #include "ceph/direct/direct_reader.hpp"
 #include "integration/harness.hpp"
 #include "support/inventory_compare.hpp"
@@ -210,7 +211,8 @@ DirectRead direct_read(CephAdmin& ceph, const std::string& pool,
   pool_info.mirror_mode = "disabled";
   const std::vector<inventory::ImageRef> refs = list2_refs(io);
   DirectRead read;
-  ceph::DirectReadContext context{rados, rbd, io, pool_info};
+  ceph::IoContexts contexts(rados);
+  ceph::DirectReadContext context{rados, rbd, contexts, pool_info};
   context.limits = limits;
   ceph::read_images_direct(
       context, refs,

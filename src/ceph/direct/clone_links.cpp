@@ -89,12 +89,10 @@ struct ParentKeys {
 
 /// The three reads of ParentKeys, in flight at once.
 ParentKeys read_parent_keys(librados::IoCtx& io, const HeaderParent& spec) {
-  io.set_namespace(spec.pool_namespace);
   const std::string id_key = "id_" + spec.image_id;
   KeyRead directory(io, "rbd_directory", {id_key});
   KeyRead trash(io, "rbd_trash", {id_key});
   KeyRead header(io, "rbd_header." + spec.image_id, {snapshot_key(spec.snap_id)});
-  io.set_namespace("");
   return {directory.finish(), trash.finish(), header.finish()};
 }
 
@@ -181,7 +179,7 @@ OrFallback<inventory::Parent> CloneLinks::look_up(const HeaderParent& spec) {
   if (const int r = m_rados.pool_reverse_lookup(spec.pool_id, &parent.pool_name); r < 0) {
     return Lookup::fall_back(read_error("the parent's pool", r));
   }
-  librados::IoCtx* io = pool_context(spec.pool_id);
+  librados::IoCtx* io = m_contexts.find(spec.pool_id, spec.pool_namespace);
   if (io == nullptr) {
     return Lookup::fall_back("cannot open the parent's pool");
   }
@@ -241,7 +239,7 @@ OrFallback<inventory::GroupMembership> CloneLinks::look_up_group(
     const GroupSpec& spec, const std::string& pool_namespace) {
   using Lookup = OrFallback<inventory::GroupMembership>;
   ++m_lookups;
-  librados::IoCtx* io = pool_context(spec.pool_id);
+  librados::IoCtx* io = m_contexts.find(spec.pool_id, pool_namespace);
   if (io == nullptr) {
     return Lookup::fall_back("cannot open the group's pool");
   }
@@ -249,9 +247,7 @@ OrFallback<inventory::GroupMembership> CloneLinks::look_up_group(
   librados::bufferlist in;
   librados::bufferlist out;
   in.append(encode_dir_get_name_request(spec.group_id));
-  io->set_namespace(pool_namespace);
   const int r = io->exec("rbd_group_directory", "rbd", "dir_get_name", in, out);
-  io->set_namespace("");
   if (is_permission_errno(-r)) {
     return Lookup::of({spec.pool_id, {}, not_permitted_reason(NotPermitted::group)});
   }
@@ -263,22 +259,6 @@ OrFallback<inventory::GroupMembership> CloneLinks::look_up_group(
     return Lookup::fall_back("cannot decode the group's name");
   }
   return Lookup::of({spec.pool_id, std::move(*name), {}});
-}
-
-librados::IoCtx* CloneLinks::pool_context(std::int64_t pool_id) {
-  auto found = m_pools.find(pool_id);
-  if (found != m_pools.end()) {
-    return &found->second;
-  }
-  if (m_pool_errors.count(pool_id) != 0) {
-    return nullptr;
-  }
-  librados::IoCtx io;
-  if (const int r = m_rados.ioctx_create2(pool_id, io); r < 0) {
-    m_pool_errors[pool_id] = r;
-    return nullptr;
-  }
-  return &m_pools.emplace(pool_id, std::move(io)).first->second;
 }
 
 OrFallback<const std::vector<std::int64_t>*> CloneLinks::base_pools() {
@@ -368,7 +348,7 @@ std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t poo
   }
   // cls_rbd's get_children takes the parent spec encoded as the key is, and answers
   // with the set of child ids; ENOENT when there are none (or no rbd_children).
-  librados::IoCtx* io = pool_context(pool_id);
+  librados::IoCtx* io = m_contexts.find(pool_id, pool_namespace);
   if (io == nullptr) {
     return std::vector<std::string>();  // deleted since children_table() opened it
   }
@@ -376,9 +356,7 @@ std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t poo
   librados::bufferlist in;
   librados::bufferlist out;
   in.append(key);
-  io->set_namespace(pool_namespace);
   const int r = io->exec("rbd_children", "rbd", "get_children", in, out);
-  io->set_namespace("");
   if (r == -ENOENT) {
     return std::vector<std::string>();
   }
@@ -404,10 +382,10 @@ OrFallback<CloneLinks::Names> CloneLinks::names_found(std::int64_t pool_id,
                                                       const std::string& pool_namespace,
                                                       const std::vector<std::string>& image_ids) {
   using Found = OrFallback<Names>;
-  librados::IoCtx* io = pool_context(pool_id);
+  librados::IoCtx* io = m_contexts.find(pool_id, pool_namespace);
   if (io == nullptr) {
     // list_descendants() leaves the children of a deleted pool unnamed, but counts them.
-    const int r = m_pool_errors[pool_id];
+    const int r = m_contexts.open_error(pool_id);
     if (r == -ENOENT) {
       return Found::of(Names::found);
     }
@@ -418,10 +396,8 @@ OrFallback<CloneLinks::Names> CloneLinks::names_found(std::int64_t pool_id,
     keys.insert("id_" + id);
   }
   ++m_lookups;
-  io->set_namespace(pool_namespace);
   KeyRead directory(*io, "rbd_directory", keys);
   KeyRead trash(*io, "rbd_trash", keys);
-  io->set_namespace("");
   const KeyValues listed = directory.finish();
   const KeyValues trashed = trash.finish();
   if (is_permission_errno(-listed.r) || is_permission_errno(-trashed.r)) {
@@ -451,16 +427,15 @@ CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,
   }
   ++m_lookups;
   ChildrenTable table;
-  librados::IoCtx* io = pool_context(pool_id);
+  librados::IoCtx* io = m_contexts.find(pool_id, pool_namespace);
   if (io == nullptr) {
     // A pool deleted since it was listed: librbd skips it too.
-    const int r = m_pool_errors[pool_id];
+    const int r = m_contexts.open_error(pool_id);
     if (r != -ENOENT) {
       table.error = read_error("pool " + std::to_string(pool_id), r);
     }
     return m_children.emplace(key, std::move(table)).first->second;
   }
-  io->set_namespace(pool_namespace);
   std::string after;
   for (bool more = true; more;) {
     std::map<std::string, librados::bufferlist> page;
@@ -491,7 +466,6 @@ CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,
     }
     after = page.rbegin()->first;
   }
-  io->set_namespace("");
   return m_children.emplace(key, std::move(table)).first->second;
 }
 

@@ -17,6 +17,7 @@
 
 #include <rados/librados.hpp>
 
+#include "ceph/connection.hpp"
 #include "ceph/or_fallback.hpp"
 #include "ceph/wire/header_decoder.hpp"
 #include "inventory/inventory.hpp"
@@ -25,7 +26,8 @@ namespace rbdsync::ceph {
 
 class CloneLinks {
  public:
-  explicit CloneLinks(librados::Rados& rados) : m_rados(rados) {}
+  /// Asks `rados` of pools and opens them through `contexts`.
+  CloneLinks(librados::Rados& rados, IoContexts& contexts) : m_rados(rados), m_contexts(contexts) {}
 
   /// The parent librbd's get_parent() and overlap() report for a clone whose header
   /// holds `spec` and whose head is `size_bytes` long; an empty parent when librbd
@@ -85,7 +87,6 @@ class CloneLinks {
   OrFallback<inventory::Parent> look_up(const HeaderParent& spec);
   OrFallback<inventory::GroupMembership> look_up_group(const GroupSpec& spec,
                                                        const std::string& pool_namespace);
-  librados::IoCtx* pool_context(std::int64_t pool_id);
   ChildrenTable& children_table(std::int64_t pool_id, const std::string& pool_namespace);
   /// The clone v1 children under `key` in `table` (pool `pool_id`); nullopt with
   /// `lookup` set when they cannot be told.
@@ -99,8 +100,7 @@ class CloneLinks {
                                 const std::vector<std::string>& image_ids);
 
   librados::Rados& m_rados;
-  std::map<std::int64_t, librados::IoCtx> m_pools;
-  std::map<std::int64_t, int> m_pool_errors;
+  IoContexts& m_contexts;
   std::map<std::tuple<std::int64_t, std::string, std::string, std::uint64_t>,
            OrFallback<inventory::Parent>>
       m_parents;

@@ -23,7 +23,8 @@ sync::ImageRead librbd_read(const DirectReadContext& context, const ImageRef& re
                             const std::string& reason) {
   if (context.librbd == LibrbdFallback::allowed) {
     OrFallback<sync::ImageRead> read =
-        read_image(context.rbd, context.io, context.pool, ref, context.exact_usage);
+        read_image(context.rbd, context.contexts.at(context.pool, ref.pool_namespace), context.pool,
+                   ref, context.exact_usage);
     if (read.ok()) {
       return std::move(*read.value);
     }
@@ -50,13 +51,14 @@ class PoolRead {
         m_on_read(on_read),
         m_fallbacks(fallbacks),
         m_assembly{context.rados,
-                   context.io,
+                   context.contexts,
                    context.pool,
                    context.exact_usage,
                    m_known_options,
-                   context.links != nullptr ? *context.links : m_own_links.emplace(context.rados),
+                   context.links != nullptr ? *context.links
+                                            : m_own_links.emplace(context.rados, context.contexts),
                    context.marks},
-        m_mirroring(read_mirroring(context.io, context.pool, refs)),
+        m_mirroring(read_mirroring(context.contexts, context.pool, refs)),
         m_batch(std::max<std::size_t>(1, std::min(context.limits.images, refs.size()))),
         m_budget(context.limits.map_bytes),
         m_waiting(m_batch.size()) {}
@@ -65,12 +67,15 @@ class PoolRead {
     m_batch.run_all(
         m_refs.size(), [this](std::size_t index) { return start(index); },
         [this](std::size_t at) { return ready(at); }, [this] { return m_budget.waiting(); });
-    m_context.io.set_namespace("");
   }
 
  private:
+  /// The context of the namespace of `ref`.
+  librados::IoCtx& io_of(const ImageRef& ref) {
+    return m_context.contexts.at(m_context.pool, ref.pool_namespace);
+  }
+
   void through_librbd(std::size_t index, const std::string& reason) {
-    m_context.io.set_namespace(m_refs[index].pool_namespace);
     if (m_context.librbd == LibrbdFallback::allowed) {
       ++m_fallbacks[reason];
     }
@@ -82,16 +87,13 @@ class PoolRead {
       through_librbd(index, "format 1");
       return false;
     }
-    // The operation takes the IoCtx's namespace when it is submitted.
-    m_context.io.set_namespace(m_refs[index].pool_namespace);
-    m_batch.start(m_context.io, m_refs[index], index);
+    m_batch.start(io_of(m_refs[index]), m_refs[index], index);
     return true;
   }
 
   void start_maps(std::size_t at, const MapsWanted& wanted) {
     const ImageRef& ref = m_refs[m_batch.slot(at).index];
-    m_context.io.set_namespace(ref.pool_namespace);
-    m_batch.start_maps(m_context.io, ref, at, wanted.reads);
+    m_batch.start_maps(io_of(ref), ref, at, wanted.reads);
   }
 
   /// False: the image's object maps are being read, or it waits for the map budget
@@ -99,7 +101,6 @@ class PoolRead {
   bool ready(std::size_t at) {
     Slot& slot = m_batch.slot(at);
     const std::size_t index = slot.index;
-    m_context.io.set_namespace(m_refs[index].pool_namespace);
     // The maps are read in the slot, not one at a time while assembling: each such read
     // would wait behind every read in flight while no new one starts. The first time the
     // slot comes ready its header is not decoded yet; the second (when there is one), its

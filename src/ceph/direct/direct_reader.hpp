@@ -8,6 +8,7 @@
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
+#include "ceph/connection.hpp"
 #include "ceph/direct/clone_links.hpp"
 #include "ceph/page_read.hpp"
 #include "inventory/inventory.hpp"
@@ -44,8 +45,8 @@ struct DirectReadContext {
   /// Answers which config option names exist.
   librados::Rados& rados;
   librbd::RBD& rbd;
-  /// The pool's; its namespace is set to each image's before the image's reads start.
-  librados::IoCtx& io;
+  /// The pool's contexts; an image is read in its namespace's.
+  IoContexts& contexts;
   const inventory::Pool& pool;
   bool exact_usage = false;
   /// Clones' parents and snapshots' clone v1 children, a cache for the whole sync

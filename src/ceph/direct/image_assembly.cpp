@@ -42,7 +42,7 @@ class Assembler {
  public:
   Assembler(const AssemblyContext& context, const ImageRef& ref, const MirrorLookup* mirror)
       : m_rados(context.rados),
-        m_io(context.io),
+        m_io(context.contexts.at(context.pool, ref.pool_namespace)),
         m_pool(context.pool),
         m_ref(ref),
         m_exact_usage(context.exact_usage),

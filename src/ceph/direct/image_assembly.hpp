@@ -11,6 +11,7 @@
 
 #include <rados/librados.hpp>
 
+#include "ceph/connection.hpp"
 #include "ceph/direct/clone_links.hpp"
 #include "ceph/direct/image_reads.hpp"
 #include "ceph/or_fallback.hpp"
@@ -23,8 +24,8 @@ namespace rbdsync::ceph {
 struct AssemblyContext {
   /// Answers which config option names exist.
   librados::Rados& rados;
-  /// The pool's, in the image's namespace.
-  librados::IoCtx& io;
+  /// The pool's contexts; an image is read in its namespace's.
+  IoContexts& contexts;
   const inventory::Pool& pool;
   bool exact_usage = false;
   /// Which config options exist, asked of `rados` once a name.

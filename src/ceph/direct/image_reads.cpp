@@ -19,7 +19,7 @@ namespace {
 /// Image entries asked of a pool's mirroring object in one read.
 constexpr std::size_t k_mirror_keys_per_read = 512;
 
-/// The mirroring entries of `indices` (refs of one namespace, which `io` is set to) into
+/// The mirroring entries of `indices` (refs of one namespace, the one of `io`) into
 /// `lookups`, a few hundred keys a read.
 void read_mirror_entries(librados::IoCtx& io, const std::vector<ImageRef>& refs,
                          const std::vector<std::size_t>& indices,
@@ -139,7 +139,7 @@ void Batch::done(InFlight& slots, std::size_t at) {
   slots.update(at, [](Slot& reads) { return --reads.pending == 0 ? Then::ready : Then::wait; });
 }
 
-std::vector<MirrorLookup> read_mirroring(librados::IoCtx& io, const Pool& pool,
+std::vector<MirrorLookup> read_mirroring(IoContexts& contexts, const Pool& pool,
                                          const std::vector<ImageRef>& refs) {
   std::vector<MirrorLookup> lookups;
   if (!pool_mirroring_enabled(pool.mirror_mode)) {
@@ -153,10 +153,8 @@ std::vector<MirrorLookup> read_mirroring(librados::IoCtx& io, const Pool& pool,
     }
   }
   for (const auto& [pool_namespace, indices] : by_namespace) {
-    io.set_namespace(pool_namespace);
-    read_mirror_entries(io, refs, indices, lookups);
+    read_mirror_entries(contexts.at(pool, pool_namespace), refs, indices, lookups);
   }
-  io.set_namespace("");
   return lookups;
 }
 

@@ -16,6 +16,7 @@
 
 #include <rados/librados.hpp>
 
+#include "ceph/connection.hpp"
 #include "ceph/in_flight.hpp"
 #include "ceph/wire/header_decoder.hpp"
 #include "ceph/wire/mirroring.hpp"
@@ -114,9 +115,8 @@ struct MirrorLookup {
 };
 
 /// Each image's mirroring entry, by index in `refs`; empty when the pool has mirroring
-/// disabled (the librbd reader then asks for none either). Leaves `io` in the default
-/// namespace.
-std::vector<MirrorLookup> read_mirroring(librados::IoCtx& io, const inventory::Pool& pool,
+/// disabled (the librbd reader then asks for none either).
+std::vector<MirrorLookup> read_mirroring(IoContexts& contexts, const inventory::Pool& pool,
                                          const std::vector<inventory::ImageRef>& refs);
 
 }  // namespace rbdsync::ceph

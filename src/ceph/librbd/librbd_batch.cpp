@@ -155,7 +155,7 @@ class Batch : public Slots {
 
 }  // namespace
 
-std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io,
+std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, IoContexts& contexts,
                                             const inventory::Pool& pool,
                                             const std::vector<inventory::ImageRef>& refs,
                                             bool exact_usage, const OnPageRead& on_read,
@@ -163,8 +163,7 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& i
   std::vector<std::size_t> refused;
   Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));
   const auto start = [&](std::size_t index) {
-    // ImageCtx copies the IoCtx when the open starts, namespace included.
-    io.set_namespace(refs[index].pool_namespace);
+    librados::IoCtx& io = contexts.at(pool, refs[index].pool_namespace);
     if (auto damaged = refuse_damaged_layout(io, refs[index])) {
       on_read(index, std::move(*damaged));
       return false;
@@ -176,9 +175,9 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& i
     Slot& slot = batch.slot(at);
     const std::size_t index = slot.index;
     const inventory::ImageRef& ref = refs[index];
-    io.set_namespace(ref.pool_namespace);
     OrFallback<sync::ImageRead> read =
-        read_open_image(rbd, io, pool, ref, exact_usage, slot.image, batch.open_result(at));
+        read_open_image(rbd, contexts.at(pool, ref.pool_namespace), pool, ref, exact_usage,
+                        slot.image, batch.open_result(at));
     batch.finish(at);
     if (read.ok()) {
       on_read(index, std::move(*read.value));
@@ -187,7 +186,6 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& i
     }
   };
   batch.run_all(refs.size(), start, ready);
-  io.set_namespace("");
   return refused;
 }
 

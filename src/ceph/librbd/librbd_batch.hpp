@@ -6,6 +6,7 @@
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
+#include "ceph/connection.hpp"
 #include "ceph/page_read.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
@@ -19,12 +20,12 @@ inline constexpr std::size_t k_librbd_opens_in_flight = 32;
 
 /// read_image() for many images of `pool`, `in_flight` opens at a time: the opens run
 /// in librbd (aio_open_read_only), the reads of each opened image on the calling
-/// thread, which also calls `on_read`. `io` is the pool's context; the batch sets its
-/// namespace as it goes. When `on_read` or a read throws, every open still in flight is
+/// thread, which also calls `on_read`; each image in its namespace's context of
+/// `contexts`. When `on_read` or a read throws, every open still in flight is
 /// waited for and every image closed before the exception leaves. Returns the indices of
 /// the images librbd was not permitted to open (read_image() fell back), which
 /// `on_read` has not heard of: the caller reads them another way.
-std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, librados::IoCtx& io,
+std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, IoContexts& contexts,
                                             const inventory::Pool& pool,
                                             const std::vector<inventory::ImageRef>& refs,
                                             bool exact_usage, const OnPageRead& on_read,

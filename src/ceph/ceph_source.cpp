@@ -19,6 +19,7 @@
 #include "ceph/direct/clone_links.hpp"
 #include "ceph/direct/direct_reader.hpp"
 #include "ceph/directory_pager.hpp"
+#include "ceph/fallback_reason.hpp"
 #include "ceph/librbd/image_reader.hpp"
 #include "ceph/librbd/librbd_batch.hpp"
 #include "ceph/not_permitted.hpp"
@@ -115,24 +116,68 @@ struct CephSource::Cluster {
     return *clone_links;
   }
 
-  /// Reads `refs`, which librbd was not permitted to open (their parent's pool is not
-  /// readable to this client), the direct reader's way, without handing any to librbd
-  /// again; counted as header reads.
-  void decode_refused(const Pool& pool, const std::vector<ImageRef>& refs,
-                      const OnPageRead& on_read) {
-    FallbackCounts none;
+  /// The one place a read is counted: images by way ("header": decoded from their
+  /// headers, "librbd": opened through librbd; a way the reader reports is listed in
+  /// --json's read.images even at 0), and the direct reader's reasons for librbd.
+  void count_reads(const std::map<std::string, std::size_t>& images,
+                   const FallbackCounts& fallbacks) {
+    for (const auto& [way, count] : images) {
+      read_methods.images[way] += count;
+    }
+    for (const auto& [reason, count] : fallbacks) {
+      read_methods.fallbacks[reason] += count;
+    }
+  }
+
+  DirectReadContext direct_context(const Pool& pool) {
     DirectReadContext context{rados, rbd, contexts, pool};
     context.exact_usage = exact_usage;
     context.links = &links();
+    return context;
+  }
+
+  /// Reads `refs` through librbd; those librbd was not permitted to open (their parent's
+  /// pool is not readable to this client) the direct reader's way, without handing any
+  /// to librbd again, counted as header reads.
+  void read_librbd(const Pool& pool, const std::vector<ImageRef>& refs, const OnPageRead& on_read) {
+    const std::vector<std::size_t> refused =
+        read_images_librbd(rbd, contexts, pool, refs, exact_usage, on_read);
+    count_reads({{"librbd", refs.size() - refused.size()}}, {});
+    if (refused.empty()) {
+      return;
+    }
+    std::vector<ImageRef> decoded;
+    decoded.reserve(refused.size());
+    for (const std::size_t index : refused) {
+      decoded.push_back(refs[index]);
+    }
+    DirectReadContext context = direct_context(pool);
     context.librbd = LibrbdFallback::refused;
-    read_images_direct(context, refs, on_read, none);
-    read_methods.images["librbd"] -= refs.size();
-    read_methods.images["header"] += refs.size();
-    read_methods.fallbacks[k_librbd_not_permitted] += refs.size();
+    FallbackCounts none;
+    read_images_direct(
+        context, decoded,
+        [&](std::size_t at, sync::ImageRead read) { on_read(refused[at], std::move(read)); }, none);
+    count_reads({{"header", decoded.size()}},
+                {{fallback_text(Fallback::librbd_not_permitted), decoded.size()}});
     spdlog::info(
         "pool '{}': {} images decoded from their headers: librbd was not permitted to "
         "open them",
-        pool.name, refs.size());
+        pool.name, decoded.size());
+  }
+
+  /// Reads `refs` the direct reader's way; those it does not fully understand through
+  /// librbd, counted by reason.
+  void read_direct(const Pool& pool, const std::vector<ImageRef>& refs,
+                   const sync::UsageMarks* marks, const OnPageRead& on_read) {
+    DirectReadContext context = direct_context(pool);
+    context.marks = marks;
+    FallbackCounts fallbacks;
+    read_images_direct(context, refs, on_read, fallbacks);
+    std::size_t through_librbd = 0;
+    for (const auto& [reason, count] : fallbacks) {
+      through_librbd += count;
+    }
+    count_reads({{"header", refs.size() - through_librbd}, {"librbd", through_librbd}}, fallbacks);
   }
 };
 
@@ -396,23 +441,11 @@ void CephSource::read_page(const Pool& pool, const std::vector<ImageRef>& refs,
 }
 
 sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
-  if (m_cluster->reader == ImageReader::direct) {
-    // The syncer's one retry of a failed read goes the same way as the first: a damaged
-    // header is refused again, never handed to librbd, which may not survive it.
-    sync::ImageRead result;
-    read_indexed(pool, {ref}, nullptr, [&result](std::size_t /*index*/, sync::ImageRead read) {
-      result = std::move(read);
-    });
-    return result;
-  }
-  librados::IoCtx& io = m_cluster->contexts.at(pool, ref.pool_namespace);
-  ++m_cluster->read_methods.images["librbd"];
-  if (auto read = ceph::read_image(m_cluster->rbd, io, pool, ref, m_cluster->exact_usage);
-      read.ok()) {
-    return std::move(*read.value);
-  }
+  // The syncer's one retry of a failed read goes the same way as the first: with the
+  // direct reader, a damaged header is refused again, never handed to librbd, which may
+  // not survive it.
   sync::ImageRead result;
-  m_cluster->decode_refused(pool, {ref}, [&result](std::size_t /*index*/, sync::ImageRead read) {
+  read_indexed(pool, {ref}, nullptr, [&result](std::size_t /*index*/, sync::ImageRead read) {
     result = std::move(read);
   });
   return result;
@@ -421,34 +454,10 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
 void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& refs,
                               const sync::UsageMarks* marks, const OnPageRead& on_read) {
   if (m_cluster->reader == ImageReader::librbd) {
-    const std::vector<std::size_t> refused = read_images_librbd(
-        m_cluster->rbd, m_cluster->contexts, pool, refs, m_cluster->exact_usage, on_read);
-    m_cluster->read_methods.images["librbd"] += refs.size();
-    if (!refused.empty()) {
-      std::vector<ImageRef> decoded;
-      decoded.reserve(refused.size());
-      for (const std::size_t index : refused) {
-        decoded.push_back(refs[index]);
-      }
-      m_cluster->decode_refused(pool, decoded, [&](std::size_t at, sync::ImageRead read) {
-        on_read(refused[at], std::move(read));
-      });
-    }
-    return;
+    m_cluster->read_librbd(pool, refs, on_read);
+  } else {
+    m_cluster->read_direct(pool, refs, marks, on_read);
   }
-  FallbackCounts fallbacks;
-  DirectReadContext context{m_cluster->rados, m_cluster->rbd, m_cluster->contexts, pool};
-  context.exact_usage = m_cluster->exact_usage;
-  context.links = &m_cluster->links();
-  context.marks = marks;
-  read_images_direct(context, refs, on_read, fallbacks);
-  std::size_t through_librbd = 0;
-  for (const auto& [reason, count] : fallbacks) {
-    through_librbd += count;
-    m_cluster->read_methods.fallbacks[reason] += count;
-  }
-  m_cluster->read_methods.images["header"] += refs.size() - through_librbd;
-  m_cluster->read_methods.images["librbd"] += through_librbd;
 }
 
 bool CephSource::keeps_stored_usage() const {

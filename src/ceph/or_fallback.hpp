@@ -10,6 +10,8 @@
 #include <string_view>
 #include <utility>
 
+#include "ceph/fallback_reason.hpp"
+
 namespace rbdsync::ceph {
 
 template <typename T>
@@ -23,6 +25,11 @@ struct OrFallback {
     result.value = std::move(value);
     return result;
   }
+  /// A fallback for one of the reasons of ceph/fallback_reason.hpp.
+  static OrFallback fall_back(Fallback reason, std::string_view detail = {}) {
+    return fall_back(fallback_text(reason, detail));
+  }
+  /// A fallback for a reason already made into text (kept, then carried).
   static OrFallback fall_back(const std::string& reason) {
     OrFallback result;
     result.fallback_reason = reason;

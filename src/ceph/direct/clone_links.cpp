@@ -74,8 +74,9 @@ class KeyRead {
   int m_submitted = -EINVAL;
 };
 
-std::string read_error(const std::string& what, int r) {
-  return "cannot read " + what + ": " + errno_text(-r);
+/// The text of `reason`, whose detail ends with the errno of `r`: `what` first, if any.
+std::string read_error(Fallback reason, int r, const std::string& what = {}) {
+  return fallback_text(reason, (what.empty() ? what : what + ": ") + errno_text(-r));
 }
 
 /// What librbd reads to open a parent by id: its name from the directory, else from the
@@ -110,17 +111,17 @@ OrFallback<std::string> parent_image_name(const KeyValues& directory, const KeyV
   if (trash_value) {
     trash_name = decode_trash_name(*trash_value);
     if (!trash_name) {
-      return Name::fall_back("cannot decode the parent's trash entry");
+      return Name::fall_back(Fallback::parent_trash_undecodable);
     }
   }
   if (directory_value && !name) {
-    return Name::fall_back("cannot decode the parent's directory entry");
+    return Name::fall_back(Fallback::parent_directory_undecodable);
   }
   if (!name) {
     name = std::move(trash_name);
   }
   if (!name) {
-    return Name::fall_back("parent image not found");
+    return Name::fall_back(Fallback::parent_image_not_found);
   }
   return Name::of(std::move(*name));
 }
@@ -130,11 +131,11 @@ OrFallback<std::string> parent_snapshot_name(const KeyValues& header, std::uint6
   using Name = OrFallback<std::string>;
   const std::optional<std::string> value = header.value(snapshot_key(snap_id));
   if (!value) {
-    return Name::fall_back("parent snapshot not found");
+    return Name::fall_back(Fallback::parent_snapshot_not_found);
   }
   auto snapshot = decode_snapshot_record(*value);
   if (!snapshot || snapshot->id != snap_id) {
-    return Name::fall_back("cannot decode the parent's snapshot record");
+    return Name::fall_back(Fallback::parent_snapshot_undecodable);
   }
   return Name::of(std::move(snapshot->name));
 }
@@ -177,11 +178,11 @@ OrFallback<inventory::Parent> CloneLinks::look_up(const HeaderParent& spec) {
   parent.image_id = spec.image_id;
   parent.snap_id = spec.snap_id;
   if (const int r = m_rados.pool_reverse_lookup(spec.pool_id, &parent.pool_name); r < 0) {
-    return Lookup::fall_back(read_error("the parent's pool", r));
+    return Lookup::fall_back(read_error(Fallback::parent_pool_unreadable, r));
   }
   librados::IoCtx* io = m_contexts.find(spec.pool_id, spec.pool_namespace);
   if (io == nullptr) {
-    return Lookup::fall_back("cannot open the parent's pool");
+    return Lookup::fall_back(Fallback::parent_pool_unopened);
   }
   const ParentKeys keys = read_parent_keys(*io, spec);
   const int r = keys.directory.r;
@@ -194,13 +195,13 @@ OrFallback<inventory::Parent> CloneLinks::look_up(const HeaderParent& spec) {
     return Lookup::of(std::move(parent));
   }
   if (r < 0) {
-    return Lookup::fall_back(read_error("the parent's directory entry", r));
+    return Lookup::fall_back(read_error(Fallback::parent_directory_unreadable, r));
   }
   if (t < 0 && t != -EOPNOTSUPP) {
-    return Lookup::fall_back(read_error("the parent's trash entry", t));
+    return Lookup::fall_back(read_error(Fallback::parent_trash_unreadable, t));
   }
   if (h < 0) {
-    return Lookup::fall_back(read_error("the parent's snapshot", h));
+    return Lookup::fall_back(read_error(Fallback::parent_snapshot_unreadable, h));
   }
   const std::string id_key = "id_" + spec.image_id;
   OrFallback<std::string> image_name = parent_image_name(keys.directory, keys.trash, id_key);
@@ -241,7 +242,7 @@ OrFallback<inventory::GroupMembership> CloneLinks::look_up_group(
   ++m_lookups;
   librados::IoCtx* io = m_contexts.find(spec.pool_id, pool_namespace);
   if (io == nullptr) {
-    return Lookup::fall_back("cannot open the group's pool");
+    return Lookup::fall_back(Fallback::group_pool_unopened);
   }
   // librbd's get_group() looks the group up in the image's namespace of the group's pool.
   librados::bufferlist in;
@@ -252,11 +253,11 @@ OrFallback<inventory::GroupMembership> CloneLinks::look_up_group(
     return Lookup::of({spec.pool_id, {}, not_permitted_reason(NotPermitted::group)});
   }
   if (r < 0) {
-    return Lookup::fall_back(read_error("the group's name", r));
+    return Lookup::fall_back(read_error(Fallback::group_name_unreadable, r));
   }
   auto name = decode_directory_name(out.to_str());
   if (!name) {
-    return Lookup::fall_back("cannot decode the group's name");
+    return Lookup::fall_back(Fallback::group_name_undecodable);
   }
   return Lookup::of({spec.pool_id, std::move(*name), {}});
 }
@@ -268,7 +269,7 @@ OrFallback<const std::vector<std::int64_t>*> CloneLinks::base_pools() {
     m_base_pools.emplace();
     std::list<std::pair<std::int64_t, std::string>> pools;
     if (const int r = m_rados.pool_list2(pools); r < 0) {
-      m_pool_list_error = read_error("the pool list", r);
+      m_pool_list_error = read_error(Fallback::pool_list_unreadable, r);
     }
     for (const auto& [id, name] : pools) {
       std::int64_t base_tier = 0;
@@ -277,7 +278,7 @@ OrFallback<const std::vector<std::int64_t>*> CloneLinks::base_pools() {
         continue;
       }
       if (r < 0) {
-        m_pool_list_error = read_error("the base tier of pool '" + name + "'", r);
+        m_pool_list_error = read_error(Fallback::base_tier_unreadable, r, "'" + name + "'");
         break;
       }
       m_base_pools->push_back(id);
@@ -367,13 +368,12 @@ std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t poo
   }
   if (r < 0) {
     lookup = ChildrenLookup::fall_back(
-        read_error("the clone v1 children in pool " + std::to_string(pool_id), r));
+        read_error(Fallback::children_key_unreadable, r, std::to_string(pool_id)));
     return std::nullopt;
   }
   auto ids = decode_child_ids(out.to_str());
   if (!ids) {
-    lookup = ChildrenLookup::fall_back("cannot decode the clone v1 children in pool " +
-                                       std::to_string(pool_id));
+    lookup = ChildrenLookup::fall_back(Fallback::children_key_undecodable, std::to_string(pool_id));
   }
   return ids;
 }
@@ -389,7 +389,7 @@ OrFallback<CloneLinks::Names> CloneLinks::names_found(std::int64_t pool_id,
     if (r == -ENOENT) {
       return Found::of(Names::found);
     }
-    return Found::fall_back(read_error("the pool of a child image", r));
+    return Found::fall_back(read_error(Fallback::child_pool_unreadable, r));
   }
   std::set<std::string> keys;
   for (const std::string& id : image_ids) {
@@ -404,15 +404,15 @@ OrFallback<CloneLinks::Names> CloneLinks::names_found(std::int64_t pool_id,
     return Found::of(Names::not_permitted);
   }
   if (listed.r < 0) {
-    return Found::fall_back(read_error("the directory entries of child images", listed.r));
+    return Found::fall_back(read_error(Fallback::child_directory_unreadable, listed.r));
   }
   if (trashed.r < 0 && trashed.r != -EOPNOTSUPP) {
-    return Found::fall_back(read_error("the trash entries of child images", trashed.r));
+    return Found::fall_back(read_error(Fallback::child_trash_unreadable, trashed.r));
   }
   for (const std::string& key : keys) {
     if (listed.values.count(key) == 0 && trashed.values.count(key) == 0) {
       // list_children3() fails with ENOENT: the librbd reader reports the image failed.
-      return Found::fall_back("a child image's name not found");
+      return Found::fall_back(Fallback::child_name_not_found);
     }
   }
   return Found::of(Names::found);
@@ -432,7 +432,7 @@ CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,
     // A pool deleted since it was listed: librbd skips it too.
     const int r = m_contexts.open_error(pool_id);
     if (r != -ENOENT) {
-      table.error = read_error("pool " + std::to_string(pool_id), r);
+      table.error = read_error(Fallback::children_pool_unreadable, r, std::to_string(pool_id));
     }
     return m_children.emplace(key, std::move(table)).first->second;
   }
@@ -450,13 +450,13 @@ CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,
       break;
     }
     if (r < 0) {
-      table.error = read_error("the clone v1 children of pool " + std::to_string(pool_id), r);
+      table.error = read_error(Fallback::children_object_unreadable, r, std::to_string(pool_id));
       break;
     }
     for (auto& [child_key, value] : page) {
       auto ids = decode_child_ids(value.to_str());
       if (!ids) {
-        table.error = "cannot decode the clone v1 children of pool " + std::to_string(pool_id);
+        table.error = fallback_text(Fallback::children_object_undecodable, std::to_string(pool_id));
         break;
       }
       table.ids[child_key] = std::move(*ids);

@@ -84,7 +84,7 @@ class PoolRead {
 
   bool start(std::size_t index) {
     if (m_refs[index].image_id.empty()) {
-      through_librbd(index, "format 1");
+      through_librbd(index, fallback_text(Fallback::format_1));
       return false;
     }
     m_batch.start(io_of(m_refs[index]), m_refs[index], index);

@@ -140,11 +140,11 @@ class Assembler {
     }
     if (header_r < 0 || slot.omap_r < 0 || slot.watchers_r < 0 || slot.lock_r < 0) {
       // librbd tells gone, trashed and damaged apart.
-      return HeaderDecoding::fall_back("header read failed");
+      return HeaderDecoding::fall_back(Fallback::header_unreadable);
     }
     if (slot.more) {
-      return HeaderDecoding::fall_back("header has more than " + std::to_string(k_max_omap_keys) +
-                                       " keys");
+      return HeaderDecoding::fall_back(Fallback::header_too_many_keys,
+                                       std::to_string(k_max_omap_keys));
     }
     std::map<std::string, std::string> omap;
     for (auto& [key, value] : slot.omap) {
@@ -152,7 +152,7 @@ class Assembler {
     }
     HeaderDecoding decoded = decode_header(omap);
     if (decoded.ok() && (decoded.value->features & RBD_FEATURE_MIGRATING) != 0) {
-      return HeaderDecoding::fall_back("migration");
+      return HeaderDecoding::fall_back(Fallback::migration);
     }
     return decoded;
   }
@@ -198,7 +198,7 @@ class Assembler {
     if (header.parent) {
       auto parent = m_links.parent(*header.parent, header.size_bytes);
       if (!parent.ok()) {
-        return parent.carry<Image>("clone: ");
+        return parent.carry<Image>(k_clone_prefix);
       }
       out.parent = std::move(*parent.value);
     }
@@ -228,7 +228,7 @@ class Assembler {
     if (header.group) {
       auto group = m_links.group(*header.group, m_ref.pool_namespace);
       if (!group.ok()) {
-        return group.carry<Image>("group: ");
+        return group.carry<Image>(k_group_prefix);
       }
       out.group = std::move(*group.value);
     }
@@ -242,7 +242,7 @@ class Assembler {
     }
     const auto locks = decode_lock_info(slot.lock_out.to_str());
     if (!locks) {
-      return OrFallback<Image>::fall_back("cannot decode the lock info");
+      return OrFallback<Image>::fall_back(Fallback::lock_info_undecodable);
     }
     out.lockers = locks->lockers;
     if (!out.lockers.empty()) {
@@ -255,15 +255,15 @@ class Assembler {
   static OrFallback<Image> check_snapshots(const DecodedHeader& header, Image out) {
     const bool fast_diff = (header.features & RBD_FEATURE_FAST_DIFF) != 0;
     if (fast_diff && out.stripe_count > 1 && out.stripe_unit != out.object_size) {
-      return OrFallback<Image>::fall_back("fast-diff with fancy striping");
+      return OrFallback<Image>::fall_back(Fallback::fast_diff_with_fancy_striping);
     }
     for (const HeaderSnapshot& snap : header.snapshots) {
       if (!is_read_namespace(snap.namespace_type)) {
-        return OrFallback<Image>::fall_back("non-user snapshot");
+        return OrFallback<Image>::fall_back(Fallback::snapshot_namespace_unknown);
       }
       if (snap.protection_status != k_protection_unprotected &&
           snap.protection_status != k_protection_protected) {
-        return OrFallback<Image>::fall_back("snapshot being unprotected");
+        return OrFallback<Image>::fall_back(Fallback::snapshot_being_unprotected);
       }
     }
     return OrFallback<Image>::of(std::move(out));
@@ -296,7 +296,7 @@ class Assembler {
       const MapRead& read = *slot.head_map;
       if (read.done->get_return_value() < 0 || read.r < 0) {
         if ((walk.range_flags & k_invalid_map_flags) == 0) {
-          return OrFallback<Image>::fall_back("cannot read the object map");
+          return OrFallback<Image>::fall_back(Fallback::object_map_unreadable);
         }
       }
       head_map = read.bytes.to_str();
@@ -373,7 +373,7 @@ class Assembler {
     if (may_have_children(row.is_protected, header.op_features)) {
       const CloneLinks::ChildrenLookup children = this->children(header, snap.id);
       if (!children.ok()) {
-        return children.carry<inventory::Snapshot>("children: ");
+        return children.carry<inventory::Snapshot>(k_children_prefix);
       }
       row.children = children.value->count;
       row.children_unknown_reason = children.value->unknown_reason;

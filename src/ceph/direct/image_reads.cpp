@@ -38,11 +38,11 @@ void read_mirror_entries(librados::IoCtx& io, const std::vector<ImageRef>& refs,
       // No mirroring object: nothing in the namespace was ever mirrored. Any other
       // failure (not permitted included) is librbd's to report, as the librbd reader does.
       if (r < 0 && r != -ENOENT) {
-        lookup.fallback_reason = "cannot read the mirroring object";
+        lookup.fallback_reason = fallback_text(Fallback::mirroring_object_unreadable);
       } else if (found != values.end()) {
         lookup.entry = decode_mirror_image(found->second.to_str());
         if (!lookup.entry) {
-          lookup.fallback_reason = "cannot decode the mirroring entry";
+          lookup.fallback_reason = fallback_text(Fallback::mirroring_entry_undecodable);
         }
       }
     }

@@ -14,7 +14,7 @@ OrFallback<RangeUsage> MapUsage::usage(bool fast_diff, std::uint64_t range_flags
   result.usage.unknown_reason = unknown_usage_reason(fast_diff, range_flags);
   if (!result.usage.unknown_reason.empty()) {
     if (m_exact_usage) {
-      return OrFallback<RangeUsage>::fall_back("exact usage without a valid fast-diff map");
+      return OrFallback<RangeUsage>::fall_back(Fallback::exact_usage_without_map);
     }
     if (fast_diff && range.end_snapshot != nullptr &&
         (range.end_snapshot->flags & k_invalid_map_flags) == 0) {
@@ -73,7 +73,7 @@ OrFallback<RangeUsage> MapUsage::usage(bool fast_diff, std::uint64_t range_flags
 OrFallback<RangeUsage> MapUsage::unusable(RangeUsage result, const std::string& reason,
                                           const std::string& root) const {
   if (m_exact_usage) {
-    return OrFallback<RangeUsage>::fall_back("exact usage without a valid fast-diff map");
+    return OrFallback<RangeUsage>::fall_back(Fallback::exact_usage_without_map);
   }
   result.usage.unknown_reason = reason;
   result.unusable_map = root.empty() ? reason : root;
@@ -129,7 +129,7 @@ OrFallback<MapUsage::CheckedMap> MapUsage::snapshot_map(const HeaderSnapshot& sn
                   object_map_read_bytes(m_header, snap.size_bytes), 0);
   }
   if (r < 0) {
-    return OrFallback<CheckedMap>::fall_back("cannot read a snapshot's object map");
+    return OrFallback<CheckedMap>::fall_back(Fallback::snapshot_map_unreadable);
   }
   return OrFallback<CheckedMap>::of(checked_map(m_header, bytes->to_str(), snap.size_bytes));
 }

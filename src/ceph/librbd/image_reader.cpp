@@ -82,7 +82,7 @@ class Reader {
         m_image(image),
         m_opened(opened) {}
 
-  /// The image; a fallback (k_librbd_not_permitted) when librbd was not permitted to open
+  /// The image; a fallback (Fallback::librbd_not_permitted) when librbd was not permitted to open
   /// it: it opens a clone's parent (and a migrating image's source) along with the image,
   /// and this client may not read that pool.
   OrFallback<Image> read() {
@@ -96,7 +96,7 @@ class Reader {
     // The image's own pool is readable (it was listed); the header is read directly
     // instead, and an EPERM there is the pool's.
     if (opened < 0 && is_permission_errno(-opened)) {
-      return OrFallback<Image>::fall_back(k_librbd_not_permitted);
+      return OrFallback<Image>::fall_back(Fallback::librbd_not_permitted);
     }
     need(opened, "cannot open");
 

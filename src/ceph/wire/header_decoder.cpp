@@ -180,7 +180,7 @@ std::optional<HeaderDecoding> decode_value(const std::string& key, const std::st
     return std::nullopt;
   }
   if (in.unsupported()) {
-    return HeaderDecoding::fall_back("unknown encoding of header key " + quoted(key));
+    return HeaderDecoding::fall_back(Fallback::header_key_encoding_unknown, quoted(key));
   }
   return HeaderDecoding::damaged("header key " + quoted(key) + " is damaged (" +
                                  std::to_string(value.size()) + " bytes)");
@@ -248,15 +248,15 @@ class HeaderBuilder {
       return decode_value(key, value, [this](Decoder& in) { m_header.group = decode_group(in); });
     }
     if (key == "migration") {
-      return HeaderDecoding::fall_back("migration");
+      return HeaderDecoding::fall_back(Fallback::migration);
     }
-    return HeaderDecoding::fall_back("unknown header key " + quoted(key));
+    return HeaderDecoding::fall_back(Fallback::header_key_unknown, quoted(key));
   }
 
   /// The header, once every key was taken.
   HeaderDecoding finish() {
     if (!m_have_size || !m_have_order || !m_have_features || !m_have_prefix) {
-      return HeaderDecoding::fall_back("header lacks size, order, features or object_prefix");
+      return HeaderDecoding::fall_back(Fallback::header_incomplete);
     }
     // layout_damage() checked the order, stripe unit and stripe count: 0 means unset.
     if (m_header.stripe_unit == 0 || m_header.stripe_count == 0) {

@@ -45,10 +45,10 @@ OrFallback<std::optional<inventory::Mirroring>> image_mirroring(
     return Result::of(std::nullopt);
   }
   if (entry->mode == k_mode_journal) {
-    return Result::fall_back("journal-mode mirroring");
+    return Result::fall_back(Fallback::mirroring_journal_mode);
   }
   if (entry->mode != k_mode_snapshot) {
-    return Result::fall_back("unknown mirroring mode " + std::to_string(entry->mode));
+    return Result::fall_back(Fallback::mirroring_mode_unknown, std::to_string(entry->mode));
   }
   // librbd's GetInfoRequest: the promotion state is that of the latest mirror snapshot,
   // and only a primary one makes the image primary (none at all: unknown, not primary).

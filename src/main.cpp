@@ -40,10 +40,10 @@ int main(int argc, char** argv) {
     format = config.format;
     // --detach forks here, before any thread exists: the child is the run, the parent
     // only waits for its answer.
-    std::optional<rbdsync::app::DetachedRun> detached;
+    std::optional<rbdsync::front::DetachedRun> detached;
     if (config.command == rbdsync::cli::Command::run && config.detach) {
       detached.emplace();
-      if (const auto parent_exit = rbdsync::app::DetachedRun::start(config, *detached)) {
+      if (const auto parent_exit = rbdsync::front::DetachedRun::start(config, *detached)) {
         return *parent_exit;
       }
     }
@@ -57,23 +57,23 @@ int main(int argc, char** argv) {
         std::cout << "rbd-sync " << rbdsync::k_version << std::endl;
         return 0;
       case rbdsync::cli::Command::run:
-        return rbdsync::app::run_exit_status(
-            rbdsync::app::run_sync(config,
-                                   [&detached](const std::string& id) {
-                                     if (detached) {
-                                       detached->report_started(id);
-                                     }
-                                   }),
+        return rbdsync::front::run_exit_status(
+            rbdsync::front::run_sync(config,
+                                     [&detached](const std::string& id) {
+                                       if (detached) {
+                                         detached->report_started(id);
+                                       }
+                                     }),
             config);
       case rbdsync::cli::Command::migrate:
-        return rbdsync::to_int(rbdsync::app::run_migrate(config));
+        return rbdsync::to_int(rbdsync::front::run_migrate(config));
       case rbdsync::cli::Command::status:
-        return rbdsync::to_int(rbdsync::app::run_status(config));
+        return rbdsync::to_int(rbdsync::front::run_status(config));
       case rbdsync::cli::Command::serve:
-        return rbdsync::app::serve_trigger(config);
+        return rbdsync::front::serve_trigger(config);
     }
     return rbdsync::to_int(ExitCode::internal);
   } catch (...) {
-    return rbdsync::app::print_caught(std::current_exception(), format);
+    return rbdsync::front::print_caught(std::current_exception(), format);
   }
 }

@@ -4,7 +4,7 @@
 
 #include "common/text.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 
 namespace {
 
@@ -78,4 +78,4 @@ void HolderKeeper::write() {
   m_last_write = std::chrono::steady_clock::now();
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

@@ -6,7 +6,7 @@
 #include "lock/holder_record.hpp"
 #include "sync/progress.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 
 /// Keeps the holder record in the lock file current while this process holds the
 /// lock: who it is at the start, its progress while it runs (at most a few writes a
@@ -38,4 +38,4 @@ class HolderKeeper : public sync::ProgressObserver {
   bool m_write_failed = false;
 };
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

@@ -14,7 +14,11 @@
 #include "common/files.hpp"
 #include "front/log_file.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
+
+using front::open_log_file;
+using front::Priority;
+using front::stderr_is_journal;
 
 namespace {
 
@@ -95,4 +99,4 @@ void configure_logging(const cli::Config& config) {
   spdlog::set_default_logger(logger);
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

@@ -6,7 +6,7 @@
 
 #include "common/files.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 
 namespace {
 
@@ -108,4 +108,4 @@ void write_metrics_file(const std::string& path, const std::string& cluster, con
   replace_file(path, format_metrics(run, cluster, report, last), 0644, k_hint);
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

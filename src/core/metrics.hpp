@@ -8,7 +8,7 @@
 #include "common/run_record.hpp"
 #include "sync/report.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 
 /// What a run that did not commit keeps of the metrics file it replaces.
 struct LastSuccess {
@@ -39,4 +39,4 @@ std::optional<double> metric_value(const std::string& text, const std::string& n
 void write_metrics_file(const std::string& path, const std::string& cluster, const RunRecord& run,
                         const sync::SyncReport* report);
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

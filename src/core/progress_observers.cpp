@@ -5,7 +5,7 @@
 
 #include "common/error.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 
 namespace {
 
@@ -65,4 +65,4 @@ void TerminalProgress::on_progress(sync::Phase phase, std::size_t done, std::siz
   (void)std::fflush(m_terminal);
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

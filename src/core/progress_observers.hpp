@@ -8,7 +8,7 @@
 #include "db/run_history.hpp"
 #include "sync/progress.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 
 /// Passes progress on to several observers.
 class ProgressFanOut : public sync::ProgressObserver {
@@ -60,4 +60,4 @@ class TerminalProgress : public sync::ProgressObserver {
   bool m_drawn = false;
 };
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

@@ -29,7 +29,13 @@
 #include "lock/holder_record.hpp"
 #include "sync/syncer.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
+
+using front::BusyHolder;
+using front::OnGuarded;
+using front::print_already_running;
+using front::print_error;
+using front::print_migrations;
 
 namespace {
 
@@ -305,4 +311,4 @@ ExitCode migrate_schema(const cli::Config& config) {
   return ExitCode::ok;
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

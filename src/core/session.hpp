@@ -7,7 +7,7 @@
 #include "front/commands.hpp"
 #include "lock/file_lock.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 
 /// The core's side of the commands (librbdsync-core.so; front/commands.hpp is the front's).
 
@@ -16,9 +16,9 @@ namespace rbdsync::app {
 /// began waiting for the lock file.
 ExitCode sync_holding_lock(const cli::Config& config, const lock::FileLock& lock_file,
                            std::chrono::steady_clock::time_point start,
-                           const OnGuarded& on_guarded);
+                           const front::OnGuarded& on_guarded);
 
 /// `rbd-sync migrate`: brings the database schema up to this binary's version.
 ExitCode migrate_schema(const cli::Config& config);
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

@@ -9,7 +9,12 @@
 #include "front/answers.hpp"
 #include "front/journal.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
+
+using front::print_json;
+using front::Priority;
+using front::requested_by_json;
+using front::stderr_prefix;
 
 namespace {
 
@@ -178,4 +183,4 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
   }
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

@@ -10,7 +10,7 @@
 #include "db/run_history.hpp"
 #include "sync/report.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 
 /// A finished sync's answer, as front/answers.hpp's answers are printed: its plain line,
 /// its --json object, and what the run history records of it. Apart from the front's
@@ -55,4 +55,4 @@ nlohmann::json sync_report_json(const sync::SyncReport& report, const std::strin
 void print_sync_report(const sync::SyncReport& report, const std::string& run_id,
                        const cli::Config& config);
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

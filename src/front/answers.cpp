@@ -8,7 +8,7 @@
 #include "common/text.hpp"
 #include "front/journal.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 namespace {
 
@@ -275,4 +275,4 @@ void print_status(const lock::LockState& state, const cli::Config& config) {
   std::cout.flush();
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

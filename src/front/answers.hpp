@@ -11,7 +11,7 @@
 #include "common/error.hpp"
 #include "lock/holder_record.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 /// Results go to stdout (one line, or one JSON object); diagnostics go to stderr.
 /// Every outcome of a command prints through here, so plain and JSON keep the same facts.
@@ -65,4 +65,4 @@ void print_migrations(const std::string& applied, int version, const cli::Config
 /// `rbd-sync status`: whether a sync holds the lock file, and the last run.
 void print_status(const lock::LockState& state, const cli::Config& config);
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

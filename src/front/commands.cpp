@@ -11,7 +11,7 @@
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 namespace {
 
@@ -82,4 +82,4 @@ ExitCode run_status(const cli::Config& config) {
   return state.holder_pid ? ExitCode::already_running : ExitCode::ok;
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

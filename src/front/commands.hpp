@@ -6,7 +6,7 @@
 #include "cli/options.hpp"
 #include "common/exit_code.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 /// Called with the run id once a run holds both guards and its row is recorded.
 using OnGuarded = std::function<void(const std::string& run_id)>;
@@ -33,4 +33,4 @@ ExitCode run_migrate(const cli::Config& config);
 /// ExitCode::already_running when one does.
 ExitCode run_status(const cli::Config& config);
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

@@ -17,7 +17,7 @@
 #include "front/commands.hpp"
 #include "lock/file_lock.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 enum class CoreCommand { run, migrate };
 
@@ -41,4 +41,4 @@ using CoreMain = int (*)(const CoreCall*);
 inline constexpr const char* k_core_main_symbol = "rbdsync_core_main";
 inline constexpr int k_core_abi_mismatch = -1;
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

@@ -8,7 +8,7 @@
 #include "common/error.hpp"
 #include "common/version.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 namespace {
 
@@ -71,4 +71,4 @@ ExitCode call_core(const CoreCall& call) {
   return static_cast<ExitCode>(code);
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

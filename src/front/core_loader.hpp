@@ -5,7 +5,7 @@
 #include "common/exit_code.hpp"
 #include "front/core_abi.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 /// Where the core module is looked for: librbdsync-core.so next to the running
 /// executable (a build tree: tests, benches and scripts run build/rbd-sync in place),
@@ -18,4 +18,4 @@ std::string core_path();
 /// when the core cannot be loaded or comes from another build.
 ExitCode call_core(const CoreCall& call);
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

@@ -16,7 +16,7 @@
 #include "front/log_file.hpp"
 #include "lock/lock_path.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 namespace {
 
@@ -228,4 +228,4 @@ void DetachedRun::report_started(const std::string& run_id) noexcept {
   m_report.reset();
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

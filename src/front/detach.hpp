@@ -19,7 +19,7 @@
 #include "cli/options.hpp"
 #include "common/fd.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 class DetachedRun {
  public:
@@ -42,4 +42,4 @@ class DetachedRun {
   bool m_truncate_log = false;
 };
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

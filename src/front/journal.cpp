@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 bool stderr_is_journal() {
   // rbd-sync never changes its environment. NOLINTNEXTLINE(concurrency-mt-unsafe)
@@ -34,4 +34,4 @@ std::string stderr_prefix(Priority priority) {
                              : std::string();
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

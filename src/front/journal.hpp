@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 /// syslog priorities, as journald reads them from a "<N>" prefix on a line of a
 /// service's stderr (sd-daemon(3)).
@@ -18,4 +18,4 @@ bool stderr_is_journal();
 /// plain lines.
 std::string stderr_prefix(Priority priority);
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

@@ -2,10 +2,10 @@
 
 #include "common/files.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 Fd open_log_file(const std::string& path) {
   return open_for_append(path, 0640, "check the directory and permissions, or drop --log-file");
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

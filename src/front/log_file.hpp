@@ -4,7 +4,7 @@
 
 #include "common/fd.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 /// The --log-file `path` opened to append to, as both the logger (core/logging.cpp) and a
 /// detached run's stdout and stderr (front/detach.cpp) use it: never through a symlink
@@ -12,4 +12,4 @@ namespace rbdsync::app {
 /// (common/files.hpp). Throws Error(cant_create) with a hint.
 Fd open_log_file(const std::string& path);
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

@@ -24,7 +24,7 @@
 #include "front/commands.hpp"
 #include "front/journal.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 namespace {
 
@@ -333,4 +333,4 @@ int serve_trigger(const cli::Config& config) {
   return code;
 }
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

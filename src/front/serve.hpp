@@ -18,7 +18,7 @@
 #include "cli/options.hpp"
 #include "common/exit_code.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 
 /// What a caller of the trigger socket may ask: which cluster to sync, for whom, and
 /// what to record as the trigger (the console's scheduled command says cron).
@@ -45,4 +45,4 @@ std::vector<std::string> trigger_run_arguments(const TriggerRequest& request,
 /// applies the settings, runs the sync, answers. Returns the run's exit code.
 int serve_trigger(const cli::Config& config);
 
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

@@ -14,7 +14,7 @@
 #include "support/other_user.hpp"
 #include "support/scoped_temp_dir.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 namespace {
 
 std::string read(const std::string& path) {
@@ -225,4 +225,4 @@ TEST(Metrics, AMemberWritingTheFileIsNotLedIntoAnotherMembersFile) {
 }
 
 }  // namespace
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

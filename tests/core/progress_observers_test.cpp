@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace rbdsync::app {
+namespace rbdsync::core {
 namespace {
 
 TEST(ProgressLine, ReadingShowsCountRateAndEta) {
@@ -20,4 +20,4 @@ TEST(ProgressLine, OtherPhasesAreNamed) {
 }
 
 }  // namespace
-}  // namespace rbdsync::app
+}  // namespace rbdsync::core

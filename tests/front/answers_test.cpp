@@ -9,8 +9,11 @@
 #include "common/error.hpp"
 #include "sync/report.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 namespace {
+
+using core::print_sync_report;
+using core::sync_report_json;
 
 // These pin the text that cron logs, the web backend and the Django console read
 // (issue #20): a change here is a change others see, so the expected text is written
@@ -166,4 +169,4 @@ TEST(Output, ARunsTextFromTheLockFileIsEscapedWhereItIsShown) {
 }
 
 }  // namespace
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

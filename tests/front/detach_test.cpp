@@ -4,7 +4,7 @@
 
 #include "cli/options.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 namespace {
 
 cli::Config with_lock_file(const std::string& lock_file) {
@@ -28,4 +28,4 @@ TEST(DetachedLog, EachClusterHasItsOwnBesideItsLockFile) {
 }
 
 }  // namespace
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

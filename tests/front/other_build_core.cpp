@@ -5,6 +5,6 @@
 #include "front/core_abi.hpp"
 
 extern "C" __attribute__((visibility("default"))) int rbdsync_core_main(
-    const rbdsync::app::CoreCall* /*call*/) {
-  return rbdsync::app::k_core_abi_mismatch;
+    const rbdsync::front::CoreCall* /*call*/) {
+  return rbdsync::front::k_core_abi_mismatch;
 }

@@ -6,7 +6,7 @@
 
 #include "common/error.hpp"
 
-namespace rbdsync::app {
+namespace rbdsync::front {
 namespace {
 
 std::string refusal(const std::string& line) {
@@ -72,4 +72,4 @@ TEST(TriggerRequest, TheRequestDecidesClusterTriggerAndRequesterAfterTheSettings
 }
 
 }  // namespace
-}  // namespace rbdsync::app
+}  // namespace rbdsync::front

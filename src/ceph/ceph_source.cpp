@@ -19,7 +19,6 @@
 #include "ceph/direct/clone_links.hpp"
 #include "ceph/direct/direct_reader.hpp"
 #include "ceph/directory_pager.hpp"
-#include "ceph/fallback_reason.hpp"
 #include "ceph/librbd/image_reader.hpp"
 #include "ceph/librbd/librbd_batch.hpp"
 #include "ceph/not_permitted.hpp"
@@ -100,93 +99,44 @@ struct CephSource::Cluster {
   librbd::RBD rbd;
   std::string client_name;
   std::string cluster;  ///< the name it was initialised with
-  bool exact_usage = false;
   ImageReader reader = ImageReader::librbd;
   sync::ReadMethods read_methods;
   /// The direct reader's lookups of clone parents and children, kept for the whole sync.
-  std::optional<CloneLinks> clone_links;
+  CloneLinks links{rados, contexts};
+  /// The librbd reader's for the images librbd may not open; none with the direct reader.
+  std::optional<DirectReader> refused_reader;
+  /// The sync's reader (config.reader).
+  std::unique_ptr<BatchReader> batch_reader;
 
   /// The pool's context in its default namespace.
   librados::IoCtx& pool_context(const Pool& pool) { return contexts.at(pool, ""); }
 
-  CloneLinks& links() {
-    if (!clone_links) {
-      clone_links.emplace(rados, contexts);
-    }
-    return *clone_links;
-  }
-
-  /// The one place a read is counted: images by way ("header": decoded from their
-  /// headers, "librbd": opened through librbd; a way the reader reports is listed in
-  /// --json's read.images even at 0), and the direct reader's reasons for librbd.
-  void count_reads(const std::map<std::string, std::size_t>& images,
-                   const FallbackCounts& fallbacks) {
-    for (const auto& [way, count] : images) {
+  /// Counts how a page was read: the one place read_methods is written.
+  void count_reads(const PageReads& reads) {
+    for (const auto& [way, count] : reads.images) {
       read_methods.images[way] += count;
     }
-    for (const auto& [reason, count] : fallbacks) {
+    for (const auto& [reason, count] : reads.fallbacks) {
       read_methods.fallbacks[reason] += count;
     }
-  }
-
-  DirectReadContext direct_context(const Pool& pool) {
-    DirectReadContext context{rados, rbd, contexts, pool};
-    context.exact_usage = exact_usage;
-    context.links = &links();
-    return context;
-  }
-
-  /// Reads `refs` through librbd; those librbd was not permitted to open (their parent's
-  /// pool is not readable to this client) the direct reader's way, without handing any
-  /// to librbd again, counted as header reads.
-  void read_librbd(const Pool& pool, const std::vector<ImageRef>& refs, const OnPageRead& on_read) {
-    const std::vector<std::size_t> refused =
-        read_images_librbd(rbd, contexts, pool, refs, exact_usage, on_read);
-    count_reads({{"librbd", refs.size() - refused.size()}}, {});
-    if (refused.empty()) {
-      return;
-    }
-    std::vector<ImageRef> decoded;
-    decoded.reserve(refused.size());
-    for (const std::size_t index : refused) {
-      decoded.push_back(refs[index]);
-    }
-    DirectReadContext context = direct_context(pool);
-    context.librbd = LibrbdFallback::refused;
-    FallbackCounts none;
-    read_images_direct(
-        context, decoded,
-        [&](std::size_t at, sync::ImageRead read) { on_read(refused[at], std::move(read)); }, none);
-    count_reads({{"header", decoded.size()}},
-                {{fallback_text(Fallback::librbd_not_permitted), decoded.size()}});
-    spdlog::info(
-        "pool '{}': {} images decoded from their headers: librbd was not permitted to "
-        "open them",
-        pool.name, decoded.size());
-  }
-
-  /// Reads `refs` the direct reader's way; those it does not fully understand through
-  /// librbd, counted by reason.
-  void read_direct(const Pool& pool, const std::vector<ImageRef>& refs,
-                   const sync::UsageMarks* marks, const OnPageRead& on_read) {
-    DirectReadContext context = direct_context(pool);
-    context.marks = marks;
-    FallbackCounts fallbacks;
-    read_images_direct(context, refs, on_read, fallbacks);
-    std::size_t through_librbd = 0;
-    for (const auto& [reason, count] : fallbacks) {
-      through_librbd += count;
-    }
-    count_reads({{"header", refs.size() - through_librbd}, {"librbd", through_librbd}}, fallbacks);
   }
 };
 
 CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cluster>()) {
-  m_cluster->exact_usage = config.exact_usage;
   m_cluster->reader = config.reader;
   m_cluster->client_name = config.client_name;
   m_cluster->cluster = config.cluster;
   connect(m_cluster->rados, config);
+  Cluster& cluster = *m_cluster;
+  if (config.reader == ImageReader::direct) {
+    cluster.batch_reader = std::make_unique<DirectReader>(
+        cluster.rados, cluster.rbd, cluster.contexts, cluster.links, config.exact_usage);
+  } else {
+    cluster.refused_reader.emplace(cluster.rados, cluster.rbd, cluster.contexts, cluster.links,
+                                   config.exact_usage, LibrbdFallback::refused);
+    cluster.batch_reader = std::make_unique<LibrbdReader>(
+        cluster.rbd, cluster.contexts, config.exact_usage, *cluster.refused_reader);
+  }
 }
 
 CephSource::~CephSource() = default;
@@ -383,7 +333,7 @@ void CephSource::read_pool_images(const Pool& pool, const sync::UsageMarks& mark
   if (m_cluster->reader == ImageReader::direct) {
     log_direct_reads(pool, before, m_cluster->read_methods);
     spdlog::debug("clone parents and children looked up so far in this sync: {}",
-                  m_cluster->links().lookups());
+                  m_cluster->links.lookups());
   }
 }
 
@@ -453,11 +403,7 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
 
 void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& refs,
                               const sync::UsageMarks* marks, const OnPageRead& on_read) {
-  if (m_cluster->reader == ImageReader::librbd) {
-    m_cluster->read_librbd(pool, refs, on_read);
-  } else {
-    m_cluster->read_direct(pool, refs, marks, on_read);
-  }
+  m_cluster->count_reads(m_cluster->batch_reader->read(pool, refs, marks, on_read));
 }
 
 bool CephSource::keeps_stored_usage() const {

@@ -2,8 +2,13 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
+#include <string>
+#include <vector>
 
+#include "inventory/inventory.hpp"
 #include "sync/source.hpp"
+#include "sync/usage_marks.hpp"
 
 namespace rbdsync::ceph {
 
@@ -12,5 +17,36 @@ namespace rbdsync::ceph {
 /// sync::InventorySource::OnRead of the reference, checking that every image of the
 /// page is reported exactly once.
 using OnPageRead = std::function<void(std::size_t index, sync::ImageRead read)>;
+
+/// Images the direct reader handed to librbd, by reason (ceph/fallback_reason.hpp).
+using FallbackCounts = std::map<std::string, std::size_t>;
+
+/// How a batch reader read a page: images by way ("header": decoded from their headers,
+/// "librbd": opened through librbd; a way the reader reports is listed in --json's
+/// read.images even at 0), and why the direct reader handed images to librbd.
+struct PageReads {
+  std::map<std::string, std::size_t> images;
+  FallbackCounts fallbacks;
+};
+
+/// One way of reading a page of one pool's images: the direct reader
+/// (ceph/direct/direct_reader.hpp) or the librbd reader (ceph/librbd/librbd_batch.hpp).
+/// CephSource holds the sync's one and counts what it answers.
+class BatchReader {
+ public:
+  BatchReader() = default;
+  BatchReader(const BatchReader&) = delete;
+  BatchReader& operator=(const BatchReader&) = delete;
+  BatchReader(BatchReader&&) = delete;
+  BatchReader& operator=(BatchReader&&) = delete;
+  virtual ~BatchReader() = default;
+
+  /// Reads `refs` of `pool`, telling `on_read` of each by its index exactly once, and
+  /// says how. `marks`: the stored images' usage marks, nullptr when none may be carried
+  /// (the librbd reader carries none). Throws as CephSource::read_image() does, after
+  /// the reads in flight have finished.
+  virtual PageReads read(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
+                         const sync::UsageMarks* marks, const OnPageRead& on_read) = 0;
+};
 
 }  // namespace rbdsync::ceph

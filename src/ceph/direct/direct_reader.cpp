@@ -175,4 +175,21 @@ void read_images_direct(const DirectReadContext& context, const std::vector<Imag
   PoolRead(context, refs, on_read, fallbacks).run();
 }
 
+PageReads DirectReader::read(const inventory::Pool& pool, const std::vector<ImageRef>& refs,
+                             const sync::UsageMarks* marks, const OnPageRead& on_read) {
+  DirectReadContext context{m_rados, m_rbd, m_contexts, pool};
+  context.exact_usage = m_exact_usage;
+  context.links = &m_links;
+  context.librbd = m_librbd;
+  context.marks = marks;
+  PageReads reads;
+  read_images_direct(context, refs, on_read, reads.fallbacks);
+  std::size_t through_librbd = 0;
+  for (const auto& [reason, count] : reads.fallbacks) {
+    through_librbd += count;
+  }
+  reads.images = {{"header", refs.size() - through_librbd}, {"librbd", through_librbd}};
+  return reads;
+}
+
 }  // namespace rbdsync::ceph

@@ -33,9 +33,6 @@ struct DirectReadLimits {
   std::uint64_t map_bytes = k_map_bytes_in_flight;
 };
 
-/// Images the direct reader handed to librbd, by reason.
-using FallbackCounts = std::map<std::string, std::size_t>;
-
 /// Whether the direct reader may hand an image it does not fully understand to librbd:
 /// not when librbd was already refused opening it (the librbd reader's own fallback).
 enum class LibrbdFallback { allowed, refused };
@@ -72,5 +69,31 @@ struct DirectReadContext {
 void read_images_direct(const DirectReadContext& context,
                         const std::vector<inventory::ImageRef>& refs, const OnPageRead& on_read,
                         FallbackCounts& fallbacks);
+
+/// The direct reader as a BatchReader: read_images_direct() over each page, with the
+/// sync's handles, its images counted "header" and "librbd" (its fallbacks).
+class DirectReader final : public BatchReader {
+ public:
+  /// `links`: the sync's cache of clone links.
+  DirectReader(librados::Rados& rados, librbd::RBD& rbd, IoContexts& contexts, CloneLinks& links,
+               bool exact_usage, LibrbdFallback librbd = LibrbdFallback::allowed)
+      : m_rados(rados),
+        m_rbd(rbd),
+        m_contexts(contexts),
+        m_links(links),
+        m_exact_usage(exact_usage),
+        m_librbd(librbd) {}
+
+  PageReads read(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
+                 const sync::UsageMarks* marks, const OnPageRead& on_read) override;
+
+ private:
+  librados::Rados& m_rados;
+  librbd::RBD& m_rbd;
+  IoContexts& m_contexts;
+  CloneLinks& m_links;
+  bool m_exact_usage;
+  LibrbdFallback m_librbd;
+};
 
 }  // namespace rbdsync::ceph

@@ -6,6 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
+#include "ceph/fallback_reason.hpp"
 #include "ceph/in_flight.hpp"
 #include "ceph/librbd/image_reader.hpp"
 
@@ -187,6 +190,32 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, IoContexts& contex
   };
   batch.run_all(refs.size(), start, ready);
   return refused;
+}
+
+PageReads LibrbdReader::read(const inventory::Pool& pool,
+                             const std::vector<inventory::ImageRef>& refs,
+                             const sync::UsageMarks* /*marks*/, const OnPageRead& on_read) {
+  const std::vector<std::size_t> refused =
+      read_images_librbd(m_rbd, m_contexts, pool, refs, m_exact_usage, on_read);
+  PageReads reads;
+  reads.images["librbd"] = refs.size() - refused.size();
+  if (refused.empty()) {
+    return reads;
+  }
+  std::vector<inventory::ImageRef> decoded;
+  decoded.reserve(refused.size());
+  for (const std::size_t index : refused) {
+    decoded.push_back(refs[index]);
+  }
+  m_refused.read(pool, decoded, nullptr, [&](std::size_t at, sync::ImageRead read) {
+    on_read(refused[at], std::move(read));
+  });
+  reads.images["header"] = decoded.size();
+  reads.fallbacks[fallback_text(Fallback::librbd_not_permitted)] = decoded.size();
+  spdlog::info(
+      "pool '{}': {} images decoded from their headers: librbd was not permitted to open them",
+      pool.name, decoded.size());
+  return reads;
 }
 
 }  // namespace rbdsync::ceph

@@ -31,4 +31,23 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, IoContexts& contex
                                             bool exact_usage, const OnPageRead& on_read,
                                             std::size_t in_flight = k_librbd_opens_in_flight);
 
+/// The librbd reader as a BatchReader: read_images_librbd() over each page, counted
+/// "librbd"; the images librbd was not permitted to open go to `refused`, a reader that
+/// does not ask librbd again (the direct reader, LibrbdFallback::refused), counted
+/// "header" with the reason Fallback::librbd_not_permitted.
+class LibrbdReader final : public BatchReader {
+ public:
+  LibrbdReader(librbd::RBD& rbd, IoContexts& contexts, bool exact_usage, BatchReader& refused)
+      : m_rbd(rbd), m_contexts(contexts), m_exact_usage(exact_usage), m_refused(refused) {}
+
+  PageReads read(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
+                 const sync::UsageMarks* marks, const OnPageRead& on_read) override;
+
+ private:
+  librbd::RBD& m_rbd;
+  IoContexts& m_contexts;
+  bool m_exact_usage;
+  BatchReader& m_refused;
+};
+
 }  // namespace rbdsync::ceph

@@ -21,6 +21,7 @@
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
 #include "support/other_user.hpp"
+#include "support/pipe.hpp"
 #include "support/scoped_temp_dir.hpp"
 
 namespace rbdsync::lock {
@@ -61,12 +62,7 @@ void expect_refused(const Outcome& outcome, const std::string& why) {
 /// `groups`, as another user on the machine would. Needs root.
 Outcome open_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const std::string& path,
                 OpenMode mode = OpenMode::create) {
-  int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) {
-    throw std::runtime_error("pipe2 failed");
-  }
-  Fd read_end(ends[0]);
-  Fd write_end(ends[1]);
+  auto [read_end, write_end] = testing::cloexec_pipe();
   const pid_t child = ::fork();
   if (child == 0) {
     become(uid, gid, groups);

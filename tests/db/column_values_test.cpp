@@ -110,74 +110,72 @@ inventory::Image image_with_everything_known() {
 }
 
 /// The columns of image_with_everything_known()'s row.
-Expected everything_known_columns() {
-  return {
-      {"fsid", k_fsid},
-      {"pool_id", "11"},
-      {"namespace", "ns-a"},
-      {"image_id", "id-a"},
-      {"name", "image-\\xff"},
-      {"format", "2"},
-      {"size_bytes", "1000001"},
-      {"object_size", "4194304"},
-      {"object_order", "22"},
-      {"object_count", "1000003"},
-      {"features", "61"},
-      {"feature_names", R"({"layering","exclusive-lock","object-map","fast-diff","deep-flatten"})"},
-      {"op_features", "5"},
-      {"op_feature_names", R"({"clone-parent","group"})"},
-      {"flags", "1"},
-      {"flag_names", R"({"object map invalid"})"},
-      {"data_pool_id", "12"},
-      {"stripe_unit", "65536"},
-      {"stripe_count", "16"},
-      {"block_name_prefix", "rbd_data.a1"},
-      {"snapshot_limit", "100"},
-      {"snapshot_count", "3"},
-      {"create_timestamp", "2026-12-03 11:22:33.000001+00"},
-      {"modify_timestamp", "2026-12-03 11:22:33.000002+00"},
-      {"access_timestamp", "2026-12-03 11:22:33.000003+00"},
-      {"parent_pool_id", "13"},
-      {"parent_pool_name", "parent-pool"},
-      {"parent_namespace", "parent-ns"},
-      {"parent_image_id", "parent-id"},
-      {"parent_image_name", "parent-image"},
-      {"parent_snap_id", "14"},
-      {"parent_snap_name", "parent-snap"},
-      {"parent_in_trash", "f"},
-      {"parent_overlap_bytes", "1000005"},
-      {"group_pool_id", "15"},
-      {"group_name", "group-\\xfe"},
-      {"migration_state", "prepared"},
-      {"migration",
-       R"({"destination":{"image_id":"to-id","image_name":"to-image","namespace":"to-ns",)"
-       R"("pool_id":18},"source":{"image_id":"from-id","image_name":"from-image",)"
-       R"("namespace":"from-ns","pool_id":17},"state":"prepared",)"
-       R"("state_description":"waiting"})"},
-      {"mirror_mode", "snapshot"},
-      {"mirror_state", "enabled"},
-      {"mirror_global_id", "global-a"},
-      {"mirror_primary", "t"},
-      {"config_overrides", R"({"rbd_qos_iops_limit":"100"})"},
-      {"used_bytes", "1000007"},
-      {"used_unknown_reason", std::nullopt},
-      {"usage_mark", "-7"},
-      {"usage_carried", "f"},
-      {"watchers", R"([{"address":"10.0.0.1:0/1","client":4123,"cookie":99}])"},
-      {"lockers", R"([{"address":"10.0.0.2:0/2","id":"auto 1","locker":"client.4124"}])"},
-      {"lock_type", "exclusive"},
-      // Read just now: a stored stale mark is cleared.
-      {"stale_error", std::nullopt},
-      {"stale_since", std::nullopt},
-      {"name_bytes", "\\x696d6167652dff"},
-      {"group_name_bytes", "\\x67726f75702dfe"},
-      {"parent_unknown_reason", std::nullopt},
-      {"group_unknown_reason", std::nullopt}};
-}
+const Expected k_everything_known_columns = {
+    {"fsid", k_fsid},
+    {"pool_id", "11"},
+    {"namespace", "ns-a"},
+    {"image_id", "id-a"},
+    {"name", "image-\\xff"},
+    {"format", "2"},
+    {"size_bytes", "1000001"},
+    {"object_size", "4194304"},
+    {"object_order", "22"},
+    {"object_count", "1000003"},
+    {"features", "61"},
+    {"feature_names", R"({"layering","exclusive-lock","object-map","fast-diff","deep-flatten"})"},
+    {"op_features", "5"},
+    {"op_feature_names", R"({"clone-parent","group"})"},
+    {"flags", "1"},
+    {"flag_names", R"({"object map invalid"})"},
+    {"data_pool_id", "12"},
+    {"stripe_unit", "65536"},
+    {"stripe_count", "16"},
+    {"block_name_prefix", "rbd_data.a1"},
+    {"snapshot_limit", "100"},
+    {"snapshot_count", "3"},
+    {"create_timestamp", "2026-12-03 11:22:33.000001+00"},
+    {"modify_timestamp", "2026-12-03 11:22:33.000002+00"},
+    {"access_timestamp", "2026-12-03 11:22:33.000003+00"},
+    {"parent_pool_id", "13"},
+    {"parent_pool_name", "parent-pool"},
+    {"parent_namespace", "parent-ns"},
+    {"parent_image_id", "parent-id"},
+    {"parent_image_name", "parent-image"},
+    {"parent_snap_id", "14"},
+    {"parent_snap_name", "parent-snap"},
+    {"parent_in_trash", "f"},
+    {"parent_overlap_bytes", "1000005"},
+    {"group_pool_id", "15"},
+    {"group_name", "group-\\xfe"},
+    {"migration_state", "prepared"},
+    {"migration",
+     R"({"destination":{"image_id":"to-id","image_name":"to-image","namespace":"to-ns",)"
+     R"("pool_id":18},"source":{"image_id":"from-id","image_name":"from-image",)"
+     R"("namespace":"from-ns","pool_id":17},"state":"prepared",)"
+     R"("state_description":"waiting"})"},
+    {"mirror_mode", "snapshot"},
+    {"mirror_state", "enabled"},
+    {"mirror_global_id", "global-a"},
+    {"mirror_primary", "t"},
+    {"config_overrides", R"({"rbd_qos_iops_limit":"100"})"},
+    {"used_bytes", "1000007"},
+    {"used_unknown_reason", std::nullopt},
+    {"usage_mark", "-7"},
+    {"usage_carried", "f"},
+    {"watchers", R"([{"address":"10.0.0.1:0/1","client":4123,"cookie":99}])"},
+    {"lockers", R"([{"address":"10.0.0.2:0/2","id":"auto 1","locker":"client.4124"}])"},
+    {"lock_type", "exclusive"},
+    // Read just now: a stored stale mark is cleared.
+    {"stale_error", std::nullopt},
+    {"stale_since", std::nullopt},
+    {"name_bytes", "\\x696d6167652dff"},
+    {"group_name_bytes", "\\x67726f75702dfe"},
+    {"parent_unknown_reason", std::nullopt},
+    {"group_unknown_reason", std::nullopt}};
 
 TEST(ImageColumns, EachColumnHoldsTheValueItsNameSays) {
   expect_columns(images_table(), image_row(k_fsid, image_with_everything_known()),
-                 everything_known_columns());
+                 k_everything_known_columns);
 }
 
 TEST(ImageColumns, EachColumnHoldsTheValueItsNameSaysWhenValuesAreUnknownOrAbsent) {
@@ -203,7 +201,7 @@ TEST(ImageColumns, EachColumnHoldsTheValueItsNameSaysWhenValuesAreUnknownOrAbsen
   image.snapshots.clear();
   const Row row = image_row(k_fsid, image);
   // What the unknown and absent values change; the other columns as before.
-  Expected expected = everything_known_columns();
+  Expected expected = k_everything_known_columns;
   for (const char* name :
        {"data_pool_id",     "snapshot_limit",    "create_timestamp", "modify_timestamp",
         "access_timestamp", "parent_image_name", "parent_snap_name", "parent_in_trash",

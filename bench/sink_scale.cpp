@@ -55,6 +55,7 @@
 #include "common/uuid.hpp"
 #include "db/pg_store.hpp"
 #include "db/run_history.hpp"
+#include "fakes/idle_usage.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
 #include "sync/syncer.hpp"
@@ -872,11 +873,7 @@ class SimSource : public sync::InventorySource {
     for (std::size_t i = plan.first; i < plan.first + plan.count; ++i) {
       const inventory::ImageRef ref = m_cluster.ref_at(i);
       sync::ImageRead read = m_cluster.read(i);
-      inventory::Image& image = read.image;
-      if (image.usage_mark && image.lockers.empty() &&
-          marks.find(pool.id, ref.pool_namespace, ref.image_id) == image.usage_mark) {
-        sync::keep_stored_usage(image);
-      }
+      rbdsync::testing::keep_usage_if_idle(marks, pool.id, ref, read);
       on_read(ref, std::move(read));
     }
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,13 @@ const std::string k_captured_map =
     bytes("0e0000000101080000000300000000000000c00c0000003b3df33101000000c4268dc3");
 
 using rbdsync::testing::k_mib;
+
+/// `hex` with the first `from` replaced by `to` (both hex, the same length).
+std::string patched(std::string hex, const std::string& from, const std::string& to) {
+  const auto at = hex.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return bytes(at == std::string::npos ? hex : hex.replace(at, from.size(), to));
+}
 
 TEST(HeaderDecoder, CapturedHeaderDecodesToWhatRbdInfoShows) {
   const HeaderDecoding decoded = decode_header(captured_header());
@@ -106,52 +114,52 @@ const std::string k_captured_parent = bytes(
     "0c000000313032643739663439386233"
     "0400000000000000010000600000000000");
 
-TEST(HeaderDecoder, CapturedParentKeyDecodesToTheParentSpecAndHeadOverlap) {
+/// The parent that the captured header decodes to with `parent_key` as its parent key;
+/// none when the header does not decode (a failure) or has no parent.
+std::optional<HeaderParent> decoded_parent(const std::string& parent_key) {
   auto omap = captured_header();
-  omap["parent"] = k_captured_parent;
+  omap["parent"] = parent_key;
   const HeaderDecoding decoded = decode_header(omap);
-  ASSERT_TRUE(decoded.value) << decoded.fallback_reason;
-  ASSERT_TRUE(decoded.value->parent);
-  const HeaderParent& parent = *decoded.value->parent;
-  EXPECT_EQ(parent.pool_id, 3);
-  EXPECT_EQ(parent.pool_namespace, "");
-  EXPECT_EQ(parent.image_id, "102d79f498b3");
-  EXPECT_EQ(parent.snap_id, 4U);
-  EXPECT_EQ(parent.head_overlap, 6 * k_mib);
+  EXPECT_TRUE(decoded.value) << decoded.fallback_reason;
+  return decoded.value ? decoded.value->parent : std::nullopt;
+}
+
+TEST(HeaderDecoder, CapturedParentKeyDecodesToTheParentSpecAndHeadOverlap) {
+  const auto parent = decoded_parent(k_captured_parent);
+  ASSERT_TRUE(parent);
+  EXPECT_EQ(parent->pool_id, 3);
+  EXPECT_EQ(parent->pool_namespace, "");
+  EXPECT_EQ(parent->image_id, "102d79f498b3");
+  EXPECT_EQ(parent->snap_id, 4U);
+  EXPECT_EQ(parent->head_overlap, 6 * k_mib);
 }
 
 TEST(HeaderDecoder, ParentOfAFlattenedHeadWithSnapshotsHasNoHeadOverlap) {
   // What cls_rbd's parent_detach leaves when snapshots still use the parent (no
   // deep-flatten): the spec, in namespace "ns", with an empty optional overlap.
-  auto omap = captured_header();
-  omap["parent"] = bytes(
-      "020227000000"
-      "0300000000000000"
-      "020000006e73"
-      "0c000000313032643739663439386233"
-      "0400000000000000"
-      "00");
-  const HeaderDecoding decoded = decode_header(omap);
-  ASSERT_TRUE(decoded.value) << decoded.fallback_reason;
-  ASSERT_TRUE(decoded.value->parent);
-  EXPECT_EQ(decoded.value->parent->pool_namespace, "ns");
-  EXPECT_EQ(decoded.value->parent->snap_id, 4U);
-  EXPECT_FALSE(decoded.value->parent->head_overlap);
+  const auto parent =
+      decoded_parent(bytes("020227000000"
+                           "0300000000000000"
+                           "020000006e73"
+                           "0c000000313032643739663439386233"
+                           "0400000000000000"
+                           "00"));
+  ASSERT_TRUE(parent);
+  EXPECT_EQ(parent->pool_namespace, "ns");
+  EXPECT_EQ(parent->snap_id, 4U);
+  EXPECT_FALSE(parent->head_overlap);
 }
 
 TEST(HeaderDecoder, PreNautilusParentEncodingHasAPlainOverlap) {
-  auto omap = captured_header();
-  omap["parent"] = bytes(
-      "010128000000"
-      "0300000000000000"
-      "0c000000313032643739663439386233"
-      "0400000000000000"
-      "0000c00000000000");
-  const HeaderDecoding decoded = decode_header(omap);
-  ASSERT_TRUE(decoded.value) << decoded.fallback_reason;
-  ASSERT_TRUE(decoded.value->parent);
-  EXPECT_EQ(decoded.value->parent->pool_namespace, "");
-  EXPECT_EQ(decoded.value->parent->head_overlap, 12 * k_mib);
+  const auto parent =
+      decoded_parent(bytes("010128000000"
+                           "0300000000000000"
+                           "0c000000313032643739663439386233"
+                           "0400000000000000"
+                           "0000c00000000000"));
+  ASSERT_TRUE(parent);
+  EXPECT_EQ(parent->pool_namespace, "");
+  EXPECT_EQ(parent->head_overlap, 12 * k_mib);
 }
 
 TEST(HeaderDecoder, ParentKeyOfANewerEncodingFallsBackButATruncatedOneIsDamage) {
@@ -190,22 +198,25 @@ TEST(HeaderDecoder, SnapshotKeyIsSixteenHexDigits) {
   EXPECT_EQ(snapshot_key(0xabc), "snapshot_0000000000000abc");
 }
 
+// The trash entry of image "trashme", moved to the trash by a user (source 0), as
+// captured from the test cluster.
+const std::string k_captured_trash_hex =
+    "02011d00000000"
+    "07000000"
+    "74726173686d65"
+    "537d116b6a1d7f31537d116b6a1d7f3100";
+
 TEST(HeaderDecoder, CapturedDirectoryAndTrashEntriesNameTheImage) {
   EXPECT_EQ(decode_directory_name(bytes("0700000074726173686d65")), "trashme");
-  EXPECT_EQ(decode_trash_name(bytes("02011d0000000007000000"
-                                    "74726173686d65"
-                                    "537d116b6a1d7f31537d116b6a1d7f3100")),
-            "trashme");
+  EXPECT_EQ(decode_trash_name(bytes(k_captured_trash_hex)), "trashme");
   EXPECT_FALSE(decode_directory_name(bytes("0800000074726173686d65")));
   EXPECT_FALSE(decode_trash_name(bytes("02031d000000")));
 }
 
 TEST(HeaderDecoder, TrashSpecGivesItsSourceAndName) {
-  // The captured entry below, its source made 3 (removing: `rbd rm` on its way).
+  // The captured entry, its source made 3 (removing: `rbd rm` on its way).
   const auto spec =
-      decode_trash_spec(bytes("02011d0000000307000000"
-                              "74726173686d65"
-                              "537d116b6a1d7f31537d116b6a1d7f3100"));
+      decode_trash_spec(patched(k_captured_trash_hex, "02011d00000000", "02011d00000003"));
   ASSERT_TRUE(spec);
   EXPECT_EQ(spec->source, 3);
   EXPECT_EQ(spec->name, "trashme");
@@ -233,18 +244,16 @@ TEST(HeaderDecoder, Format1DirectoryGivesItsNamesAndRefusesAnythingElse) {
 
 TEST(HeaderDecoder, CapturedGroupReferenceNamesTheGroupsPoolAndId) {
   // rbd_group_ref of an image in group g1 of pool 102 (Pacific).
-  const auto spec =
-      decode_group_spec(bytes("010118000000"
-                              "6600000000000000"
-                              "0c000000363061623662386234353637"));
+  const std::string captured_hex =
+      "010118000000"
+      "6600000000000000"
+      "0c000000363061623662386234353637";
+  const auto spec = decode_group_spec(bytes(captured_hex));
   ASSERT_TRUE(spec);
   EXPECT_EQ(spec->pool_id, 102);
   EXPECT_EQ(spec->group_id, "60ab6b8b4567");
   EXPECT_FALSE(decode_group_spec(bytes("010118000000660000")));
-  EXPECT_FALSE(
-      decode_group_spec(bytes("010218000000"
-                              "6600000000000000"
-                              "0c000000363061623662386234353637")))
+  EXPECT_FALSE(decode_group_spec(patched(captured_hex, "0101", "0102")))
       << "compat 2 is a newer encoding";
 }
 
@@ -262,13 +271,6 @@ const std::string k_group_snapshot_hex =
     "01012c0000000100000003000000000000000c0000003130343136623862343536370c000000313034373662"
     "3862343536375597126b2a304a3500000000010000800000000000";
 const std::string k_group_ref_hex = "01011800000003000000000000000c000000313034313662386234353637";
-
-/// `hex` with the first `from` replaced by `to` (both hex, the same length).
-std::string patched(std::string hex, const std::string& from, const std::string& to) {
-  const auto at = hex.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return bytes(at == std::string::npos ? hex : hex.replace(at, from.size(), to));
-}
 
 TEST(HeaderDecoder, CapturedTrashSnapshotKeepsItsIdAndChild) {
   const auto snap = decode_snapshot_record(bytes(k_trash_snapshot_hex));

@@ -92,19 +92,27 @@ TEST(Help, GlobalHelpListsTheOptionsOfEveryCommand) {
   EXPECT_NE(help.find("rbd-sync help COMMAND"), std::string::npos);
 }
 
-TEST(Help, NoLineSaysDefaultTwice) {
+/// Every line of the global help and of each command's.
+std::vector<std::string> every_help_line() {
   std::vector<std::string> helps = {global_help()};
   for (const Command command : k_commands) {
     helps.push_back(command_help(command));
   }
+  std::vector<std::string> result;
   for (const std::string& help : helps) {
     std::istringstream lines(help);
     for (std::string line; std::getline(lines, line);) {
-      const auto first = line.find("default");
-      EXPECT_TRUE(first == std::string::npos ||
-                  line.find("default", first + 1) == std::string::npos)
-          << line;
+      result.push_back(line);
     }
+  }
+  return result;
+}
+
+TEST(Help, NoLineSaysDefaultTwice) {
+  for (const std::string& line : every_help_line()) {
+    const auto first = line.find("default");
+    EXPECT_TRUE(first == std::string::npos || line.find("default", first + 1) == std::string::npos)
+        << line;
   }
 }
 
@@ -129,16 +137,9 @@ TEST(Help, EachDefaultIsToldOnceAfterItsOption) {
 }
 
 TEST(Help, NoLineIsWiderThan80Columns) {
-  std::vector<std::string> helps = {global_help()};
-  for (const Command command : k_commands) {
-    helps.push_back(command_help(command));
-  }
-  for (const std::string& help : helps) {
-    std::istringstream lines(help);
-    for (std::string line; std::getline(lines, line);) {
-      EXPECT_LE(line.size(), 80U) << line;
-      EXPECT_TRUE(line.empty() || line.back() != ' ') << "trailing space: '" << line << "'";
-    }
+  for (const std::string& line : every_help_line()) {
+    EXPECT_LE(line.size(), 80U) << line;
+    EXPECT_TRUE(line.empty() || line.back() != ' ') << "trailing space: '" << line << "'";
   }
 }
 

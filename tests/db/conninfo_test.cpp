@@ -1,5 +1,10 @@
 #include "db/conninfo.hpp"
 
+#include <initializer_list>
+#include <ostream>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -18,24 +23,48 @@ ExitCode failure_of(const std::string& conninfo) {
   return ExitCode::ok;
 }
 
-TEST(Conninfo, KeyValueAndServiceAndUriFormsAreAccepted) {
-  EXPECT_EQ(failure_of("host=127.0.0.1 port=5432 dbname=console user=rbdsync"), ExitCode::ok);
-  EXPECT_EQ(failure_of("service=rbd-sync"), ExitCode::ok);
-  EXPECT_EQ(failure_of("postgresql://rbdsync@db1:5433/console"), ExitCode::ok);
+/// Conninfo strings and the exit code check_conninfo gives each, as a named case.
+struct Case {
+  const char* name;
+  std::vector<std::string> conninfos;
+  ExitCode code;
+};
+
+/// Shown by the case's name, as gtest prints a parameter.
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.name;
 }
 
-TEST(Conninfo, PasswordInKeyValueFormIsRefusedAsUsage) {
-  EXPECT_EQ(failure_of("host=db1 password=hunter2"), ExitCode::usage);
+class ConninfoCheck : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConninfoCheck, GivesItsExitCode) {
+  for (const std::string& conninfo : GetParam().conninfos) {
+    EXPECT_EQ(failure_of(conninfo), GetParam().code) << conninfo;
+  }
 }
 
-TEST(Conninfo, PasswordInUriIsRefusedAsUsage) {
-  EXPECT_EQ(failure_of("postgresql://rbdsync:hunter2@db1/console"), ExitCode::usage);
-  EXPECT_EQ(failure_of("postgresql://db1/console?password=hunter2"), ExitCode::usage);
-}
-
-TEST(Conninfo, SslKeyPasswordIsRefusedToo) {
-  EXPECT_EQ(failure_of("host=db1 sslpassword=hunter2"), ExitCode::usage);
-}
+INSTANTIATE_TEST_SUITE_P(
+    Conninfo, ConninfoCheck,
+    ::testing::Values(
+        Case{"KeyValueAndServiceAndUriFormsAreAccepted",
+             {"host=127.0.0.1 port=5432 dbname=console user=rbdsync", "service=rbd-sync",
+              "postgresql://rbdsync@db1:5433/console"},
+             ExitCode::ok},
+        Case{"PasswordInKeyValueFormIsRefusedAsUsage",
+             {"host=db1 password=hunter2"},
+             ExitCode::usage},
+        Case{"PasswordInUriIsRefusedAsUsage",
+             {"postgresql://rbdsync:hunter2@db1/console",
+              "postgresql://db1/console?password=hunter2"},
+             ExitCode::usage},
+        Case{"SslKeyPasswordIsRefusedToo", {"host=db1 sslpassword=hunter2"}, ExitCode::usage},
+        Case{"UnparseableStringIsAConfigError",
+             {"host=db1 nonsense", "bogus_key=1"},
+             ExitCode::config},
+        Case{"UnparseableStringMentioningAPasswordDoesNotEchoIt",
+             {"password='hunter2"},
+             ExitCode::config}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 TEST(Conninfo, ParseErrorsNeverQuoteTheString) {
   try {
@@ -47,40 +76,32 @@ TEST(Conninfo, ParseErrorsNeverQuoteTheString) {
   }
 }
 
-TEST(Conninfo, UnparseableStringIsAConfigError) {
-  EXPECT_EQ(failure_of("host=db1 nonsense"), ExitCode::config);
-  EXPECT_EQ(failure_of("bogus_key=1"), ExitCode::config);
-}
-
-TEST(Conninfo, UnparseableStringMentioningAPasswordDoesNotEchoIt) {
-  EXPECT_EQ(failure_of("password='hunter2"), ExitCode::config);
+/// Expects each of `settings` in `text`, a conninfo string or its description.
+void expect_settings(const std::string& text, std::initializer_list<const char*> settings) {
+  for (const char* setting : settings) {
+    EXPECT_NE(text.find(setting), std::string::npos) << setting << " in " << text;
+  }
 }
 
 TEST(Conninfo, DescriptionListsTheSettingsGiven) {
-  const std::string text = describe_conninfo("host=db1 port=5433 dbname=console");
-  EXPECT_NE(text.find("host=db1"), std::string::npos);
-  EXPECT_NE(text.find("port=5433"), std::string::npos);
-  EXPECT_NE(text.find("dbname=console"), std::string::npos);
+  expect_settings(describe_conninfo("host=db1 port=5433 dbname=console"),
+                  {"host=db1", "port=5433", "dbname=console"});
 }
 
 TEST(Conninfo, EffectiveConninfoAddsATimeoutAndApplicationName) {
-  const std::string text = effective_conninfo("host=db1 dbname=console");
-  EXPECT_NE(text.find("connect_timeout='10'"), std::string::npos) << text;
-  EXPECT_NE(text.find("application_name='rbd-sync'"), std::string::npos) << text;
-  EXPECT_NE(text.find("host='db1'"), std::string::npos) << text;
+  expect_settings(effective_conninfo("host=db1 dbname=console"),
+                  {"connect_timeout='10'", "application_name='rbd-sync'", "host='db1'"});
 }
 
 TEST(Conninfo, EffectiveConninfoKeepsATimeoutThatWasGiven) {
   const std::string text = effective_conninfo("host=db1 connect_timeout=3");
-  EXPECT_NE(text.find("connect_timeout='3'"), std::string::npos) << text;
+  expect_settings(text, {"connect_timeout='3'"});
   EXPECT_EQ(text.find("connect_timeout='10'"), std::string::npos) << text;
 }
 
 TEST(Conninfo, EffectiveConninfoTurnsAUriIntoSettings) {
-  const std::string text = effective_conninfo("postgresql://rbdsync@db1:5433/console");
-  EXPECT_NE(text.find("user='rbdsync'"), std::string::npos) << text;
-  EXPECT_NE(text.find("port='5433'"), std::string::npos) << text;
-  EXPECT_NE(text.find("dbname='console'"), std::string::npos) << text;
+  expect_settings(effective_conninfo("postgresql://rbdsync@db1:5433/console"),
+                  {"user='rbdsync'", "port='5433'", "dbname='console'"});
 }
 
 TEST(Conninfo, EffectiveConninfoQuotesValuesSoTheyParseBackUnchanged) {

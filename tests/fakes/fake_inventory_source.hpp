@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "fakes/idle_usage.hpp"
 #include "sync/source.hpp"
 
 namespace rbdsync::testing {
@@ -140,8 +141,9 @@ class FakeInventorySource : public sync::InventorySource {
     return entries;
   }
 
-  /// As a source carries the usage of idle images: an image whose usage_mark is its
-  /// mark in `marks` comes with usage_carried and no usage.
+  /// As a source carries the usage of idle images (keep_usage_if_idle): an image whose
+  /// usage_mark is its mark in `marks` and whose lock no one holds comes with
+  /// usage_carried and no usage.
   void read_pool_images(const inventory::Pool& pool, const sync::UsageMarks& marks,
                         const OnRead& on_read) override {
     marks_seen = marks.size();
@@ -162,11 +164,7 @@ class FakeInventorySource : public sync::InventorySource {
       }
       for (const auto& ref : page) {
         sync::ImageRead read = read_image(pool, ref);
-        inventory::Image& image = read.image;
-        if (read.outcome == sync::ImageRead::Outcome::read && image.usage_mark &&
-            marks.find(pool.id, ref.pool_namespace, ref.image_id) == image.usage_mark) {
-          sync::keep_stored_usage(image);
-        }
+        keep_usage_if_idle(marks, pool.id, ref, read);
         on_read(ref, std::move(read));
       }
       page.clear();

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "common/error.hpp"
+#include "support/sample_run.hpp"
 #include "sync/report.hpp"
 
 namespace rbdsync::front {
@@ -50,11 +51,11 @@ sync::SyncReport partial_report() {
 /// Runs `print` with stdout captured; returns what it printed.
 template <typename Print>
 std::string stdout_of(Print print) {
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
   print();
-  (void)testing::internal::GetCapturedStderr();
-  return testing::internal::GetCapturedStdout();
+  (void)::testing::internal::GetCapturedStderr();
+  return ::testing::internal::GetCapturedStdout();
 }
 
 TEST(Output, PlainLineOfAPartialSyncIsUnchanged) {
@@ -108,14 +109,10 @@ TEST(Output, BusyJsonNamesTheHolder) {
   ::tzset();
   BusyHolder holder;
   holder.guard = "cluster 6d4c7f3a-1b2c-4d5e-8f90-0123456789ab";
-  RunRecord run;
+  RunRecord run = testing::sample_run();
   run.run_id = "run-0002";
-  run.pid = 4242;
-  run.host = "web-1";
   run.trigger = "web";
   run.requested_by = "alice";
-  run.started_at = 1764800000;
-  run.phase = "reading";
   run.done = 31;
   run.total = 100;
   holder.run = run;
@@ -143,12 +140,9 @@ TEST(Output, ARunsTextFromTheLockFileIsEscapedWhereItIsShown) {
   // write it): a host name that clears the screen or forges a line is escaped here.
   ::setenv("TZ", "UTC", 1);
   ::tzset();
-  RunRecord run;
-  run.run_id = "5f0c8a7e-0000-4000-8000-000000000001";
-  run.pid = 4242;
+  RunRecord run = testing::sample_run();
   run.host = "web\x1b[2J\nroot";
   run.trigger = "cron\r";
-  run.started_at = 1764800000;
   run.phase = "reading\x07";
   run.requested_by = "eve\x1b]0;pwned\x07";
   const BusyHolder holder{"lock file /run/lock/rbd-sync/sync.lock", run, std::nullopt};

@@ -14,6 +14,7 @@
 
 #include "common/fd.hpp"
 #include "integration/harness.hpp"
+#include "support/pipe.hpp"
 
 namespace rbdsync::testing {
 namespace {
@@ -52,12 +53,7 @@ class Listener {
 class FlockHolder {
  public:
   explicit FlockHolder(const std::string& path) {
-    int ready[2];
-    if (::pipe2(ready, O_CLOEXEC) != 0) {
-      throw std::runtime_error("pipe2 failed");
-    }
-    Fd read_end(ready[0]);
-    Fd write_end(ready[1]);
+    auto [read_end, write_end] = cloexec_pipe();
     m_pid = ::fork();
     if (m_pid == 0) {
       ::dup2(write_end.get(), STDOUT_FILENO);

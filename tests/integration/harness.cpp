@@ -25,6 +25,7 @@
 #include "db/pg_store.hpp"
 #include "db/pqxx_compat.hpp"
 #include "lock/holder_record.hpp"
+#include "support/pipe.hpp"
 
 namespace rbdsync::testing {
 
@@ -87,15 +88,8 @@ std::string unique_name(const std::string& prefix) {
 
 RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds,
                       const OnStart& on_start, const std::vector<std::string>& env) {
-  int out_pipe[2];
-  int err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    throw std::runtime_error("pipe2 failed");
-  }
-  Fd out_read(out_pipe[0]);
-  Fd out_write(out_pipe[1]);
-  Fd err_read(err_pipe[0]);
-  Fd err_write(err_pipe[1]);
+  auto [out_read, out_write] = cloexec_pipe();
+  auto [err_read, err_write] = cloexec_pipe();
 
   std::vector<char*> args;
   for (const auto& arg : argv) {
@@ -276,15 +270,8 @@ image.close()
 io.close()
 cluster.shutdown()
 )";
-  int in_pipe[2];
-  int out_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    throw std::runtime_error("pipe2 failed");
-  }
-  Fd in_read(in_pipe[0]);
-  Fd in_write(in_pipe[1]);
-  Fd out_read(out_pipe[0]);
-  Fd out_write(out_pipe[1]);
+  auto [in_read, in_write] = cloexec_pipe();
+  auto [out_read, out_write] = cloexec_pipe();
   const std::string conf = required_env("RBDSYNC_TEST_CEPH_CONF");
   const std::string user = required_env("RBDSYNC_TEST_CEPH_ADMIN_ID");
   // Debian's interpreter: the python3-rbd package is installed for it only.

@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <regex>
 #include <sstream>
+#include <utility>
 
 #include <rados/librados.hpp>
 
@@ -82,6 +84,15 @@ json changes(const json& out, const std::string& kind) {
 
 json changes(std::size_t added, std::size_t changed, std::size_t removed) {
   return json{{"added", added}, {"changed", changed}, {"removed", removed}};
+}
+
+/// Expects each column of `row` to hold what `from` (rbd's JSON) says in the field paired
+/// with it.
+void expect_columns_as(const json& row, const json& from,
+                       std::initializer_list<std::pair<const char*, const char*>> columns) {
+  for (const auto& [column, field] : columns) {
+    EXPECT_EQ(row.at(column), from.at(field)) << column;
+  }
 }
 
 std::vector<std::string> sorted_rows(std::vector<std::string> rows) {
@@ -181,17 +192,18 @@ void InventoryTest::expect_image_as_the_cli_reports(const Location& at, const js
   SCOPED_TRACE("image " + at.pool + "/" + at.ns + "/" + shown(name));
   const json info = cli(with_image({"info"}, at, name));
 
-  EXPECT_EQ(row.at("image_id"), info.at("id"));
-  EXPECT_EQ(row.at("format"), info.at("format"));
-  EXPECT_EQ(row.at("size_bytes"), info.at("size"));
-  EXPECT_EQ(row.at("object_size"), info.at("object_size"));
-  EXPECT_EQ(row.at("object_order"), info.at("order"));
-  EXPECT_EQ(row.at("object_count"), info.at("objects"));
-  EXPECT_EQ(row.at("snapshot_count"), info.at("snapshot_count"));
-  EXPECT_EQ(row.at("block_name_prefix"), info.at("block_name_prefix"));
-  EXPECT_EQ(row.at("feature_names"), info.at("features"));
-  EXPECT_EQ(row.at("op_feature_names"), info.at("op_features"));
-  EXPECT_EQ(row.at("flag_names"), info.at("flags"));
+  expect_columns_as(row, info,
+                    {{"image_id", "id"},
+                     {"format", "format"},
+                     {"size_bytes", "size"},
+                     {"object_size", "object_size"},
+                     {"object_order", "order"},
+                     {"object_count", "objects"},
+                     {"snapshot_count", "snapshot_count"},
+                     {"block_name_prefix", "block_name_prefix"},
+                     {"feature_names", "features"},
+                     {"op_feature_names", "op_features"},
+                     {"flag_names", "flags"}});
   EXPECT_EQ(row.at("create_s"), parse_ctime(info.at("create_timestamp")));
   EXPECT_EQ(row.at("modify_s"), parse_ctime(info.at("modify_timestamp")));
   EXPECT_EQ(row.at("access_s"), parse_ctime(info.at("access_timestamp")));
@@ -216,13 +228,14 @@ void InventoryTest::expect_image_as_the_cli_reports(const Location& at, const js
     const json& parent = info.at("parent");
     const Location parent_at{parent.at("pool"), parent.at("pool_namespace")};
     EXPECT_EQ(row.at("parent_pool_id"), ceph.pool_id(parent_at.pool));
-    EXPECT_EQ(row.at("parent_pool_name"), parent.at("pool"));
-    EXPECT_EQ(row.at("parent_namespace"), parent.at("pool_namespace"));
-    EXPECT_EQ(row.at("parent_image_id"), parent.at("id"));
-    EXPECT_EQ(row.at("parent_image_name"), parent.at("image"));
-    EXPECT_EQ(row.at("parent_snap_name"), parent.at("snapshot"));
-    EXPECT_EQ(row.at("parent_in_trash"), parent.at("trash"));
-    EXPECT_EQ(row.at("parent_overlap_bytes"), parent.at("overlap"));
+    expect_columns_as(row, parent,
+                      {{"parent_pool_name", "pool"},
+                       {"parent_namespace", "pool_namespace"},
+                       {"parent_image_id", "id"},
+                       {"parent_image_name", "image"},
+                       {"parent_snap_name", "snapshot"},
+                       {"parent_in_trash", "trash"},
+                       {"parent_overlap_bytes", "overlap"}});
     json parent_snap_id;
     for (const json& snap :
          cli(with_image({"snap", "ls", "--all"}, parent_at, parent.at("image")))) {

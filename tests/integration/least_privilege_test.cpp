@@ -107,15 +107,9 @@ class LeastPrivilegeTest : public IntegrationTest,
     clone(pool_a, "golden", pool_b, "vm-v1", 1);
     clone(pool_a, "golden", pool_b, "vm-v2", 2);
 
-    ceph.create_image(pool_b, "v1-parent", 8 * k_mib);
-    ceph.snapshot(pool_b, "v1-parent", "s1", /*protect=*/true);
-    clone(pool_b, "v1-parent", pool_a, "from-b-v1", 1);
-    ceph.create_image(pool_b, "v2-parent", 8 * k_mib);
-    ceph.snapshot(pool_b, "v2-parent", "s1", /*protect=*/false);
-    clone(pool_b, "v2-parent", pool_a, "from-b-v2", 2);
-    ceph.create_image(pool_b, "local-parent", 8 * k_mib);
-    ceph.snapshot(pool_b, "local-parent", "s1", /*protect=*/true);
-    clone(pool_b, "local-parent", pool_b, "local-child", 1);
+    parent_and_clone("v1-parent", /*protect=*/true, pool_a, "from-b-v1", 1);
+    parent_and_clone("v2-parent", /*protect=*/false, pool_a, "from-b-v2", 2);
+    parent_and_clone("local-parent", /*protect=*/true, pool_b, "local-child", 1);
     ceph.create_image(pool_b, "lonely", 8 * k_mib);
     ceph.snapshot(pool_b, "lonely", "s1", /*protect=*/true);
 
@@ -135,6 +129,15 @@ class LeastPrivilegeTest : public IntegrationTest,
   }
 
   /// Clones `parent`@s1 of `pool` into `child_pool` in clone format `format`.
+  /// An 8 MiB image `parent` in pool_b with snapshot s1, and its clone `child` in
+  /// `child_pool` in clone format `format`.
+  void parent_and_clone(const std::string& parent, bool protect, const std::string& child_pool,
+                        const std::string& child, std::uint64_t format) {
+    ceph.create_image(pool_b, parent, 8 * k_mib);
+    ceph.snapshot(pool_b, parent, "s1", protect);
+    clone(pool_b, parent, child_pool, child, format);
+  }
+
   void clone(const std::string& pool, const std::string& parent, const std::string& child_pool,
              const std::string& child, std::uint64_t format) {
     librados::IoCtx parent_io = ceph.io(pool);
@@ -180,6 +183,23 @@ class LeastPrivilegeTest : public IntegrationTest,
     const auto [result, out] = sync_as(nullptr, {"--pool", pool_a, "--pool", pool_b}, "admin");
     ASSERT_EQ(result.exit_code, 0) << result.err;
     ASSERT_EQ(out.at("unknown").at("parents"), 0) << out;
+  }
+
+  /// What the admin's sync of both pools stored of pool B's images and snapshots, and
+  /// pool A's rows: what a one-pool client's sync of pool B is compared with.
+  struct AdminRows {
+    std::map<std::string, json> images;
+    std::map<std::string, json> snapshots;
+    std::vector<std::string> pool_a;
+  };
+  AdminRows synced_as_admin() {
+    sync_as_admin();
+    return {images(id_b), snapshots(id_b), pool_rows(id_a)};
+  }
+
+  /// A client's caps: `osd_profile` on pool B alone, 'profile rbd' on the mons.
+  std::vector<std::string> pool_b_caps(const std::string& osd_profile) const {
+    return {"mon", "profile rbd", "osd", osd_profile + " pool=" + pool_b};
   }
 
   /// Image rows of pool `pool_id` by name.
@@ -338,12 +358,8 @@ TEST_P(LeastPrivilegeTest, MonReadOnlyIsAllTheMonCapsASyncOfEveryPoolNeeds) {
 }
 
 TEST_P(LeastPrivilegeTest, OnePoolClientStoresWhatLivesInOtherPoolsAsUnknownWithAReason) {
-  sync_as_admin();
-  const auto admin_images = images(id_b);
-  const auto admin_snaps = snapshots(id_b);
-  const auto admin_a = pool_rows(id_a);
-  CephClient client(ceph, dir, unique_name("lp-one"),
-                    {"mon", "profile rbd", "osd", "profile rbd pool=" + pool_b});
+  const AdminRows admin = synced_as_admin();
+  CephClient client(ceph, dir, unique_name("lp-one"), pool_b_caps("profile rbd"));
 
   const auto [result, out] = sync_as(&client, {"--pool", pool_b}, "one-pool client, --pool");
   EXPECT_EQ(result.exit_code, 0) << result.err;
@@ -358,11 +374,11 @@ TEST_P(LeastPrivilegeTest, OnePoolClientStoresWhatLivesInOtherPoolsAsUnknownWith
   }
   // 'profile rbd' may class-read every pool's rbd_children: a snapshot whose clones are
   // all in B, or that has none, still has its count.
-  expect_pool_b_as_a_one_pool_client_sees_it(admin_images, admin_snaps,
+  expect_pool_b_as_a_one_pool_client_sees_it(admin.images, admin.snapshots,
                                              {"v1-parent@s1", "v2-parent@s1"});
   EXPECT_EQ(snapshots(id_b).at("local-parent@s1").at("children"), 1);
   EXPECT_EQ(snapshots(id_b).at("lonely@s1").at("children"), 0);
-  EXPECT_EQ(pool_rows(id_a), admin_a) << "pool A was not synced";
+  EXPECT_EQ(pool_rows(id_a), admin.pool_a) << "pool A was not synced";
 
   // Usage object by object reads the data pool, which is A's.
   const auto [exact, exact_out] =
@@ -376,11 +392,8 @@ TEST_P(LeastPrivilegeTest, OnePoolClientStoresWhatLivesInOtherPoolsAsUnknownWith
 }
 
 TEST_P(LeastPrivilegeTest, OnePoolReadOnlyClientCannotCountClonesOfAnySnapshot) {
-  sync_as_admin();
-  const auto admin_images = images(id_b);
-  const auto admin_snaps = snapshots(id_b);
-  CephClient client(ceph, dir, unique_name("lp-one-ro"),
-                    {"mon", "profile rbd", "osd", "profile rbd-read-only pool=" + pool_b});
+  const AdminRows admin = synced_as_admin();
+  CephClient client(ceph, dir, unique_name("lp-one-ro"), pool_b_caps("profile rbd-read-only"));
 
   const auto [result, out] =
       sync_as(&client, {"--pool", pool_b}, "one-pool read-only client, --pool");
@@ -390,16 +403,13 @@ TEST_P(LeastPrivilegeTest, OnePoolReadOnlyClientCannotCountClonesOfAnySnapshot) 
   // Unlike 'profile rbd', 'profile rbd-read-only' grants nothing in other pools, not even
   // class reads of rbd_children, which list_children3 needs for every pool.
   expect_pool_b_as_a_one_pool_client_sees_it(
-      admin_images, admin_snaps, {"v1-parent@s1", "v2-parent@s1", "local-parent@s1", "lonely@s1"});
+      admin.images, admin.snapshots,
+      {"v1-parent@s1", "v2-parent@s1", "local-parent@s1", "lonely@s1"});
 }
 
 TEST_P(LeastPrivilegeTest, OnePoolClientInAnEveryPoolSyncSyncsItsPoolAndNamesThoseItCannotRead) {
-  sync_as_admin();
-  const auto admin_images = images(id_b);
-  const auto admin_snaps = snapshots(id_b);
-  const auto admin_a = pool_rows(id_a);
-  CephClient client(ceph, dir, unique_name("lp-one"),
-                    {"mon", "profile rbd", "osd", "profile rbd pool=" + pool_b});
+  const AdminRows admin = synced_as_admin();
+  CephClient client(ceph, dir, unique_name("lp-one"), pool_b_caps("profile rbd"));
 
   const auto [result, out] = sync_as(&client, {}, "one-pool client, every pool");
   EXPECT_EQ(result.exit_code, 0) << result.err;
@@ -425,8 +435,8 @@ TEST_P(LeastPrivilegeTest, OnePoolClientInAnEveryPoolSyncSyncsItsPoolAndNamesTho
             std::vector<std::string>{"succeeded|0|t"});
 
   // A's stored rows are exactly as the admin's sync left them; B is synced.
-  EXPECT_EQ(pool_rows(id_a), admin_a);
-  expect_pool_b_as_a_one_pool_client_sees_it(admin_images, admin_snaps,
+  EXPECT_EQ(pool_rows(id_a), admin.pool_a);
+  expect_pool_b_as_a_one_pool_client_sees_it(admin.images, admin.snapshots,
                                              {"v1-parent@s1", "v2-parent@s1"});
 }
 

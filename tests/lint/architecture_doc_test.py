@@ -3,7 +3,7 @@
 misses a folder, a file, or names a folder that is gone, run through the real script."""
 import unittest
 
-from fixture_tree import run_on_tree
+from fixture_tree import CheckerTest, run_on_tree
 
 DOC = """# Architecture
 
@@ -25,24 +25,21 @@ LOCK = {"src/main.cpp": "", "src/lock/file_lock.cpp": "", "src/lock/file_lock.hp
         "src/lock/lock_path.hpp": ""}
 
 
-class ArchitectureDocTest(unittest.TestCase):
+class ArchitectureDocTest(CheckerTest):
     def test_a_list_that_names_every_file_passes(self):
         self.assertEqual(run(LOCK), (0, ""))
 
     def test_a_file_the_entry_does_not_name_is_found(self):
-        code, out = run({**LOCK, "src/lock/holder_record.cpp": ""})
-        self.assertEqual(code, 1)
-        self.assertIn("entry src/lock/ does not name holder_record", out)
+        self.assertFinds(run({**LOCK, "src/lock/holder_record.cpp": ""}),
+                         "entry src/lock/ does not name holder_record")
 
     def test_a_folder_without_an_entry_is_found(self):
-        code, out = run({**LOCK, "src/ceph/wire/encoding.hpp": ""})
-        self.assertEqual(code, 1)
-        self.assertIn("no entry for src/ceph/wire/", out)
+        self.assertFinds(run({**LOCK, "src/ceph/wire/encoding.hpp": ""}),
+                         "no entry for src/ceph/wire/")
 
     def test_an_entry_of_a_folder_that_is_gone_is_found(self):
-        code, out = run({"src/main.cpp": ""})
-        self.assertEqual(code, 1)
-        self.assertIn("entry src/lock/ names no folder of source files", out)
+        self.assertFinds(run({"src/main.cpp": ""}),
+                         "entry src/lock/ names no folder of source files")
 
 
 if __name__ == "__main__":

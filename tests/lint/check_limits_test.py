@@ -4,7 +4,7 @@ with and without a line in the allow-list, run through the real script."""
 import os
 import unittest
 
-from fixture_tree import run_on_tree
+from fixture_tree import CheckerTest, run_on_tree
 
 
 def run(files, allowed=""):
@@ -23,48 +23,40 @@ def folder(count):
 OPT_OUT = "// NOLINTNEXTLINE(readability-function-size): named\nvoid f() {}\n"
 
 
-class CheckLimitsTest(unittest.TestCase):
+class CheckLimitsTest(CheckerTest):
     def test_a_tree_within_every_limit_passes(self):
         self.assertEqual(run({**folder(20), "src/a/long.cpp": lines(600)}), (0, ""))
 
     def test_a_folder_of_21_files_fails_naming_it(self):
-        code, out = run(folder(21))
-        self.assertEqual(code, 1)
-        self.assertIn("src/big: 21 files in the folder, over the limit of 20", out)
+        self.assertFinds(run(folder(21)), "src/big: 21 files in the folder, over the limit of 20")
 
     def test_headers_count_apart_from_sources(self):
         tree = {**folder(11), **{f"src/big/f{i}.hpp": lines(1) for i in range(10)}}
         self.assertEqual(run(tree)[0], 1)
 
     def test_a_file_of_601_lines_fails_naming_it(self):
-        code, out = run({"src/a/long.cpp": lines(601)})
-        self.assertEqual(code, 1)
-        self.assertIn("src/a/long.cpp: 601 lines, over the limit of 600: split the file", out)
+        self.assertFinds(run({"src/a/long.cpp": lines(601)}),
+                         "src/a/long.cpp: 601 lines, over the limit of 600: split the file")
 
     def test_an_opt_out_fails_unless_allowed(self):
         self.assertEqual(run({"src/a/f.cpp": OPT_OUT})[0], 1)
         self.assertEqual(run({"src/a/f.cpp": OPT_OUT}, "src opt-outs 1\n"), (0, ""))
 
     def test_an_allowed_file_may_not_grow(self):
-        code, out = run({"src/a/long.cpp": lines(701)}, "src/a/long.cpp lines 700\n")
-        self.assertEqual(code, 1)
-        self.assertIn("more than the 700", out)
+        self.assertFinds(run({"src/a/long.cpp": lines(701)}, "src/a/long.cpp lines 700\n"),
+                         "more than the 700")
         self.assertEqual(run({"src/a/long.cpp": lines(700)}, "src/a/long.cpp lines 700\n"), (0, ""))
 
     def test_an_allowed_file_that_shrank_must_lower_its_number(self):
-        code, out = run({"src/a/long.cpp": lines(650)}, "src/a/long.cpp lines 700  # why\n")
-        self.assertEqual(code, 1)
-        self.assertIn("lower its number in scripts/limits-allowed.txt to 650", out)
+        self.assertFinds(run({"src/a/long.cpp": lines(650)}, "src/a/long.cpp lines 700  # why\n"),
+                         "lower its number in scripts/limits-allowed.txt to 650")
 
     def test_an_allowed_path_within_the_limit_must_leave_the_list(self):
-        code, out = run(folder(20), "src/big files 25\n")
-        self.assertEqual(code, 1)
-        self.assertIn("remove its line", out)
+        self.assertFinds(run(folder(20), "src/big files 25\n"), "remove its line")
 
     def test_an_allowed_path_no_longer_in_the_tree_must_leave_the_list(self):
-        code, out = run(folder(1), "src/gone.cpp lines 900\n")
-        self.assertEqual(code, 1)
-        self.assertIn("src/gone.cpp: named in scripts/limits-allowed.txt but not in the tree", out)
+        self.assertFinds(run(folder(1), "src/gone.cpp lines 900\n"),
+                         "src/gone.cpp: named in scripts/limits-allowed.txt but not in the tree")
 
     def test_a_malformed_allow_list_line_is_named(self):
         code, out = run(folder(1), "src/big files\n")

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import unittest
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
 
@@ -20,3 +21,13 @@ def run_on_tree(script, files, arguments):
         done = subprocess.run([sys.executable, os.path.join(SCRIPTS, script), *arguments(root)],
                               capture_output=True, text=True)
         return done.returncode, done.stdout
+
+
+class CheckerTest(unittest.TestCase):
+    """A checker's tests: assertFinds checks what a run of it on a fixture tree found."""
+
+    def assertFinds(self, result, message):
+        """`result` (exit code, output) is a failure whose output says `message`."""
+        code, out = result
+        self.assertEqual(code, 1, out)
+        self.assertIn(message, out)

@@ -9,35 +9,20 @@
 
 #include "common/fd.hpp"
 #include "lock/file_lock.hpp"
+#include "support/sample_run.hpp"
 #include "support/scoped_temp_dir.hpp"
 
 namespace rbdsync::lock {
 namespace {
 
+using testing::ended;
+using testing::sample_run;
 using testing::ScopedTempDir;
-
-RunRecord sample_run() {
-  RunRecord run;
-  run.run_id = "5f0c8a7e-0000-4000-8000-000000000001";
-  run.pid = 4242;
-  run.host = "web-1";
-  run.trigger = "cron";
-  run.started_at = 1764800000;
-  run.phase = "reading";
-  run.done = 3120;
-  run.total = 10000;
-  return run;
-}
 
 TEST(HolderRecord, EncodedRecordDecodesToTheSameFacts) {
   HolderRecord record;
   record.holder = sample_run();
-  RunRecord last = sample_run();
-  last.status = RunStatus::failed;
-  last.exit_code = 69;
-  last.message = "cannot connect";
-  last.ended_at = 1764800100;
-  record.last_run = last;
+  record.last_run = ended(sample_run(), RunStatus::failed, 69, "cannot connect");
 
   const auto decoded = decode_record(encode_record(record));
   ASSERT_TRUE(decoded);
@@ -58,12 +43,7 @@ TEST(HolderRecord, EncodingOfAnEndedRunIsUnchanged) {
   // Older and newer binaries share one lock file, and `status` reads it: issue #20 pins
   // the text.
   HolderRecord record;
-  RunRecord last = sample_run();
-  last.status = RunStatus::partial;
-  last.exit_code = 3;
-  last.message = "";
-  last.ended_at = 1764800100;
-  record.last_run = last;
+  record.last_run = ended(sample_run(), RunStatus::partial, 3, "");
   EXPECT_EQ(encode_record(record),
             R"({"format":"rbd-sync holder record 1","holder":null,"last_run":{"done":3120,)"
             R"("ended_at":1764800100,"exit_code":3,"host":"web-1","message":"",)"

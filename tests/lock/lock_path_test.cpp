@@ -21,6 +21,7 @@
 #include "lock/file_lock.hpp"
 #include "lock/holder_record.hpp"
 #include "support/other_user.hpp"
+#include "support/pipe.hpp"
 #include "support/scoped_temp_dir.hpp"
 
 namespace rbdsync::lock {
@@ -51,16 +52,17 @@ Outcome open_as_caller(const std::string& path, OpenMode mode = OpenMode::create
   return {};
 }
 
+/// Expects `outcome` to be a refusal (cant_create) whose text says `why`.
+void expect_refused(const Outcome& outcome, const std::string& why) {
+  EXPECT_EQ(outcome.code, ExitCode::cant_create);
+  EXPECT_NE(outcome.text.find(why), std::string::npos) << outcome.text;
+}
+
 /// Runs open_lock_path() in a child process as `uid`:`gid` with supplementary
 /// `groups`, as another user on the machine would. Needs root.
 Outcome open_as(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, const std::string& path,
                 OpenMode mode = OpenMode::create) {
-  int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) {
-    throw std::runtime_error("pipe2 failed");
-  }
-  Fd read_end(ends[0]);
-  Fd write_end(ends[1]);
+  auto [read_end, write_end] = testing::cloexec_pipe();
   const pid_t child = ::fork();
   if (child == 0) {
     become(uid, gid, groups);
@@ -125,9 +127,7 @@ TEST(LockPath, SymlinkedDirectoryOnTheWayIsRefusedAndNothingIsCreated) {
   ScopedTempDir dir;
   std::filesystem::create_directory(dir.file("real"));
   std::filesystem::create_directory_symlink(dir.file("real"), dir.file("link"));
-  const Outcome outcome = open_as_caller(dir.file("link/sync.lock"));
-  EXPECT_EQ(outcome.code, ExitCode::cant_create);
-  EXPECT_NE(outcome.text.find("symbolic link"), std::string::npos) << outcome.text;
+  expect_refused(open_as_caller(dir.file("link/sync.lock")), "symbolic link");
   EXPECT_FALSE(std::filesystem::exists(dir.file("real/sync.lock")));
 }
 
@@ -140,11 +140,8 @@ TEST(LockPath, SymlinkedLockDirectoryInAStickyWorldWritableDirectoryIsRefused) {
   const std::string link = "/tmp/rbdsync-lock-link-" + std::to_string(::getpid());
   const ScopedSymlink planted(theirs.path(), link);
   for (const OpenMode mode : {OpenMode::create, OpenMode::inspect}) {
-    const Outcome outcome = open_as_caller(link + "/sync.lock", mode);
-    EXPECT_EQ(outcome.code, ExitCode::cant_create);
-    EXPECT_NE(outcome.text.find("'" + link + "' in the lock file's path is a symbolic link"),
-              std::string::npos)
-        << outcome.text;
+    expect_refused(open_as_caller(link + "/sync.lock", mode),
+                   "'" + link + "' in the lock file's path is a symbolic link");
   }
   EXPECT_FALSE(std::filesystem::exists(theirs.file("sync.lock")));
 }
@@ -175,9 +172,7 @@ TEST(LockPath, HardLinkedLockFileIsRefusedAndTheOtherFileIsUntouched) {
   ScopedTempDir dir;
   { std::ofstream(dir.file("precious")) << "keep me"; }
   ASSERT_EQ(::link(dir.file("precious").c_str(), dir.file("sync.lock").c_str()), 0);
-  const Outcome outcome = open_as_caller(dir.file("sync.lock"));
-  EXPECT_EQ(outcome.code, ExitCode::cant_create);
-  EXPECT_NE(outcome.text.find("2 links"), std::string::npos) << outcome.text;
+  expect_refused(open_as_caller(dir.file("sync.lock")), "2 links");
   std::ifstream precious(dir.file("precious"));
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(precious), {}), "keep me");
 }
@@ -188,19 +183,15 @@ TEST(LockPath, WorldWritableLockDirectoryIsRefusedEvenWhenSticky) {
   ScopedTempDir dir;
   std::filesystem::create_directory(dir.file("lock"));
   ASSERT_EQ(::chmod(dir.file("lock").c_str(), 01777), 0);
-  const Outcome outcome = open_as_caller(dir.file("lock/sync.lock"));
-  EXPECT_EQ(outcome.code, ExitCode::cant_create);
-  EXPECT_NE(outcome.text.find("writable by every user"), std::string::npos) << outcome.text;
+  expect_refused(open_as_caller(dir.file("lock/sync.lock")), "writable by every user");
 }
 
 TEST(LockPath, WorldWritableDirectoryOnTheWayIsRefusedUnlessStickyAndRoots) {
   ScopedTempDir dir;
   std::filesystem::create_directories(dir.file("open/lock"));
   ASSERT_EQ(::chmod(dir.file("open").c_str(), 0777), 0);
-  const Outcome outcome = open_as_caller(dir.file("open/lock/sync.lock"));
-  EXPECT_EQ(outcome.code, ExitCode::cant_create);
-  EXPECT_NE(outcome.text.find("not a sticky directory of root's"), std::string::npos)
-      << outcome.text;
+  expect_refused(open_as_caller(dir.file("open/lock/sync.lock")),
+                 "not a sticky directory of root's");
   if (::geteuid() == 0) {
     // As /run/lock is: sticky and root's.
     ASSERT_EQ(::chmod(dir.file("open").c_str(), 01777), 0);
@@ -212,9 +203,7 @@ TEST(LockPath, WorldWritableLockFileIsRefused) {
   ScopedTempDir dir;
   { std::ofstream(dir.file("sync.lock")) << ""; }
   ASSERT_EQ(::chmod(dir.file("sync.lock").c_str(), 0666), 0);
-  const Outcome outcome = open_as_caller(dir.file("sync.lock"));
-  EXPECT_EQ(outcome.code, ExitCode::cant_create);
-  EXPECT_NE(outcome.text.find("writable by every user"), std::string::npos) << outcome.text;
+  expect_refused(open_as_caller(dir.file("sync.lock")), "writable by every user");
 }
 
 TEST(LockPath, MissingLockDirectoryIsMadeSetgidAndStickyForTheSharedGroup) {
@@ -265,12 +254,9 @@ TEST(LockPath, DirectoryOwnedByAnotherUserIsRefusedNamingTheOwner) {
   std::filesystem::create_directory(dir.file("lock"));
   set_owner(dir.file("lock"), k_other_uid, k_shared_gid, 02770);
   for (const OpenMode mode : {OpenMode::create, OpenMode::inspect}) {
-    const Outcome outcome = open_as_caller(dir.file("lock/sync.lock"), mode);
-    EXPECT_EQ(outcome.code, ExitCode::cant_create);
-    EXPECT_NE(outcome.text.find("belongs to user '" + std::to_string(k_other_uid) +
-                                "', neither root nor this user"),
-              std::string::npos)
-        << outcome.text;
+    expect_refused(
+        open_as_caller(dir.file("lock/sync.lock"), mode),
+        "belongs to user '" + std::to_string(k_other_uid) + "', neither root nor this user");
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("lock/sync.lock")));
 }
@@ -280,9 +266,7 @@ TEST(LockPath, LockFileOfAnotherUserOutsideTheDirectorysGroupIsRefused) {
   ScopedTempDir dir;
   { std::ofstream(dir.file("sync.lock")) << ""; }
   set_owner(dir.file("sync.lock"), k_other_uid, k_other_gid, 0660);
-  const Outcome outcome = open_as_caller(dir.file("sync.lock"));
-  EXPECT_EQ(outcome.code, ExitCode::cant_create);
-  EXPECT_NE(outcome.text.find("belongs to user"), std::string::npos) << outcome.text;
+  expect_refused(open_as_caller(dir.file("sync.lock")), "belongs to user");
 }
 
 /// /base (root, 0755) / lock (root:shared, 3770), as the package's tmpfiles.d entry
@@ -336,8 +320,7 @@ TEST_F(SharedLockDirectory, NonMemberIsRefusedWithAHintNamingTheGroup) {
   ASSERT_EQ(open_as_caller(lock_file).code, ExitCode::ok);
   for (const OpenMode mode : {OpenMode::create, OpenMode::inspect}) {
     const Outcome outcome = as_outsider(mode);
-    EXPECT_EQ(outcome.code, ExitCode::cant_create);
-    EXPECT_NE(outcome.text.find("Permission denied"), std::string::npos) << outcome.text;
+    expect_refused(outcome, "Permission denied");
     EXPECT_NE(outcome.text.find("shared through group '" + std::to_string(k_shared_gid) + "'"),
               std::string::npos)
         << outcome.text;
@@ -360,8 +343,7 @@ TEST_F(SharedLockDirectory, LockFileAnOlderVersionLeftToRootsGroupIsSharedAgainB
 TEST_F(SharedLockDirectory, MissingDirectoryIsNotMadeByAUserInADirectoryOfRoots) {
   std::filesystem::remove(base.file("lock"));
   const Outcome outcome = as_member();
-  EXPECT_EQ(outcome.code, ExitCode::cant_create);
-  EXPECT_NE(outcome.text.find("does not exist"), std::string::npos) << outcome.text;
+  expect_refused(outcome, "does not exist");
   EXPECT_NE(outcome.text.find("tmpfiles"), std::string::npos) << outcome.text;
   EXPECT_FALSE(std::filesystem::exists(base.file("lock")));
 }

@@ -12,8 +12,8 @@
 
 namespace rbdsync::inventory {
 
-// In the order the records contain each other: a comparison is declared before one that
-// uses it.
+// Each record's fields, in the order it declares them: two records are equal when all
+// their fields are (operator== below, for every record with a tied()).
 
 inline auto tied(const ImageKey& key) {
   return std::tie(key.pool_id, key.pool_namespace, key.image_id);
@@ -21,56 +21,32 @@ inline auto tied(const ImageKey& key) {
 inline bool operator<(const ImageKey& a, const ImageKey& b) {
   return tied(a) < tied(b);
 }
-inline bool operator==(const ImageKey& a, const ImageKey& b) {
-  return tied(a) == tied(b);
-}
-inline bool operator!=(const ImageKey& a, const ImageKey& b) {
-  return !(a == b);
-}
 
 inline auto tied(const Parent& parent) {
   return std::tie(parent.pool_id, parent.pool_name, parent.pool_namespace, parent.image_id,
                   parent.image_name, parent.snap_id, parent.snap_name, parent.in_trash,
                   parent.overlap_bytes, parent.unknown_reason);
 }
-inline bool operator==(const Parent& a, const Parent& b) {
-  return tied(a) == tied(b);
-}
 
 inline auto tied(const Watcher& watcher) {
   return std::tie(watcher.address, watcher.client_id, watcher.cookie);
-}
-inline bool operator==(const Watcher& a, const Watcher& b) {
-  return tied(a) == tied(b);
 }
 
 inline auto tied(const Locker& locker) {
   return std::tie(locker.client, locker.cookie, locker.address);
 }
-inline bool operator==(const Locker& a, const Locker& b) {
-  return tied(a) == tied(b);
-}
 
 inline auto tied(const ConfigOverride& option) {
   return std::tie(option.name, option.value);
-}
-inline bool operator==(const ConfigOverride& a, const ConfigOverride& b) {
-  return tied(a) == tied(b);
 }
 
 inline auto tied(const Usage& usage) {
   return std::tie(usage.used_bytes, usage.unknown_reason);
 }
-inline bool operator==(const Usage& a, const Usage& b) {
-  return tied(a) == tied(b);
-}
 
 inline auto tied(const Snapshot& snap) {
   return std::tie(snap.id, snap.name, snap.size_bytes, snap.namespace_type, snap.timestamp,
                   snap.is_protected, snap.children, snap.children_unknown_reason, snap.usage);
-}
-inline bool operator==(const Snapshot& a, const Snapshot& b) {
-  return tied(a) == tied(b);
 }
 
 inline auto tied(const Migration& migration) {
@@ -80,22 +56,13 @@ inline auto tied(const Migration& migration) {
                   migration.destination_namespace, migration.destination_image_name,
                   migration.destination_image_id);
 }
-inline bool operator==(const Migration& a, const Migration& b) {
-  return tied(a) == tied(b);
-}
 
 inline auto tied(const Mirroring& mirroring) {
   return std::tie(mirroring.mode, mirroring.state, mirroring.global_id, mirroring.primary);
 }
-inline bool operator==(const Mirroring& a, const Mirroring& b) {
-  return tied(a) == tied(b);
-}
 
 inline auto tied(const GroupMembership& group) {
   return std::tie(group.pool_id, group.name, group.unknown_reason);
-}
-inline bool operator==(const GroupMembership& a, const GroupMembership& b) {
-  return tied(a) == tied(b);
 }
 
 inline auto tied(const Image& image) {
@@ -107,38 +74,30 @@ inline auto tied(const Image& image) {
                   image.migration, image.mirroring, image.config_overrides, image.usage,
                   image.watchers, image.lockers, image.lock_type, image.snapshots);
 }
-inline bool operator==(const Image& a, const Image& b) {
-  return tied(a) == tied(b);
-}
-inline bool operator!=(const Image& a, const Image& b) {
-  return !(a == b);
-}
 
 inline auto tied(const Pool& pool) {
   return std::tie(pool.id, pool.name, pool.type, pool.replica_size, pool.min_size, pool.pg_num,
                   pool.stored_bytes, pool.objects, pool.used_bytes, pool.max_avail_bytes,
                   pool.mirror_mode);
 }
-inline bool operator==(const Pool& a, const Pool& b) {
-  return tied(a) == tied(b);
-}
-inline bool operator!=(const Pool& a, const Pool& b) {
-  return !(a == b);
-}
 
 inline auto tied(const Namespace& ns) {
   return std::tie(ns.pool_id, ns.name);
-}
-inline bool operator==(const Namespace& a, const Namespace& b) {
-  return tied(a) == tied(b);
 }
 
 inline auto tied(const TrashEntry& entry) {
   return std::tie(entry.pool_id, entry.pool_namespace, entry.image_id, entry.name, entry.source,
                   entry.deletion_time, entry.deferment_end_time);
 }
-inline bool operator==(const TrashEntry& a, const TrashEntry& b) {
+
+/// Two records of a kind with a tied() above are equal when their fields are.
+template <typename Record>
+auto operator==(const Record& a, const Record& b) -> decltype(tied(a) == tied(b)) {
   return tied(a) == tied(b);
+}
+template <typename Record>
+auto operator!=(const Record& a, const Record& b) -> decltype(tied(a) == tied(b)) {
+  return !(a == b);
 }
 
 /// Everything a sync read from one cluster.

@@ -26,6 +26,17 @@ inventory::Snapshot snapshot(std::uint64_t id, const std::string& name) {
   return snap;
 }
 
+/// Expects `report` to be that of a partial sync in which image b (id-b, in pool rbd)
+/// alone is stale, for `error`.
+void expect_b_alone_stale(const SyncReport& report, const std::string& error) {
+  ASSERT_TRUE(report.partial());
+  ASSERT_EQ(report.stale.size(), 1U);
+  EXPECT_EQ(report.stale[0].key.image_id, "id-b");
+  EXPECT_EQ(report.stale[0].name, "b");
+  EXPECT_EQ(report.stale[0].path, "rbd/b");
+  EXPECT_EQ(report.stale[0].error, error);
+}
+
 class SyncerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -43,6 +54,30 @@ class SyncerTest : public ::testing::Test {
   }
 
   const inventory::ClusterInventory& stored() { return sink.committed.at(source.fsid); }
+
+  /// The exit code of the Error that a sync of `pools` fails with; ExitCode::ok when it
+  /// does not fail.
+  ExitCode failure_of_sync(const std::vector<std::string>& pools = {}) {
+    try {
+      sync(pools);
+    } catch (const Error& error) {
+      return error.code();
+    }
+    return ExitCode::ok;
+  }
+
+  /// Syncs with an interruption at the `nth` call of check_interrupted, thrown as the
+  /// signal handler's Error (`code`, `message`); the sync must end with it.
+  void sync_interrupted_at(int nth, ExitCode code, const std::string& message) {
+    SyncOptions options;
+    int checks = 0;
+    options.check_interrupted = [&checks, nth, code, &message] {
+      if (++checks == nth) {
+        throw Error(code, message);
+      }
+    };
+    EXPECT_THROW(Syncer().run(source, sink, options), Error);
+  }
 
   FakeInventorySource source;
   MemorySink sink;
@@ -159,11 +194,7 @@ TEST_F(SyncerTest, ImageThatKeepsFailingKeepsItsRowsAndMakesThePartial) {
   source.fail_on_read.insert("id-b");
   source.images[1].size_bytes = 7;  // not seen: its old row stays as it was
   const SyncReport report = sync();
-  ASSERT_TRUE(report.partial());
-  ASSERT_EQ(report.stale.size(), 1U);
-  EXPECT_EQ(report.stale[0].key.image_id, "id-b");
-  EXPECT_EQ(report.stale[0].path, "rbd/b");
-  EXPECT_EQ(report.stale[0].error, "cannot open: Input/output error");
+  expect_b_alone_stale(report, "cannot open: Input/output error");
   EXPECT_EQ(report.counts.images.removed, 0U);
   EXPECT_EQ(report.counts.snapshots.removed, 0U);
   // The kept row is the old one, size and snapshot included.
@@ -180,11 +211,7 @@ TEST_F(SyncerTest, ImageWithAValueTheSinkCannotStoreIsStaleNotTheRun) {
   sink.unstorable_ids.insert("id-b");
   source.images[1].size_bytes = 7;
   const SyncReport report = sync();
-  ASSERT_TRUE(report.partial());
-  ASSERT_EQ(report.stale.size(), 1U);
-  EXPECT_EQ(report.stale[0].key.image_id, "id-b");
-  EXPECT_EQ(report.stale[0].name, "b");
-  EXPECT_EQ(report.stale[0].error, "image id id-b size does not fit a bigint");
+  expect_b_alone_stale(report, "image id id-b size does not fit a bigint");
   EXPECT_EQ(report.images, 2U);
   EXPECT_EQ(report.counts.images.removed, 0U);
   EXPECT_EQ(sink.stale_marks.back(), std::set<std::string>{"id-b"});
@@ -242,12 +269,8 @@ TEST_F(SyncerTest, NothingIsCommittedWhenSourceFailsMidway) {
   const auto before = stored();
   source.images[0].size_bytes = 1;
   source.cluster_fails_on_read.insert("id-c");
-  try {
-    sync();
-    FAIL() << "a cluster-level failure must fail the sync";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ExitCode::unavailable);
-  }
+  EXPECT_EQ(failure_of_sync(), ExitCode::unavailable)
+      << "a cluster-level failure must fail the sync";
   EXPECT_EQ(sink.commits, 1);
   EXPECT_EQ(stored().images, before.images);
 }
@@ -284,16 +307,9 @@ TEST_F(SyncerTest, InterruptionJustBeforeCommitCommitsNothing) {
 }
 
 TEST_F(SyncerTest, InterruptionWhileReadingStopsBeforeTheNextImage) {
-  SyncOptions options;
-  int checks = 0;
   // Checked before listing each of the 2 pools, then before each image: the 4th check
   // comes after the first image was read.
-  options.check_interrupted = [&checks] {
-    if (++checks == 4) {
-      throw Error(ExitCode::interrupted_int, "interrupted by SIGINT before commit");
-    }
-  };
-  EXPECT_THROW(Syncer().run(source, sink, options), Error);
+  sync_interrupted_at(4, ExitCode::interrupted_int, "interrupted by SIGINT before commit");
   EXPECT_EQ(source.reads, 1);
   EXPECT_EQ(sink.stores, 0);
 }
@@ -462,27 +478,15 @@ TEST_F(SyncerTest, FailedImageOfABatchIsRetriedOnceAfterTheBatchAndStored) {
 
 TEST_F(SyncerTest, InterruptionInsideABatchStopsItAndCommitsNothing) {
   source.batch_in_reverse = true;
-  SyncOptions options;
-  int checks = 0;
   // 2 pool listings, then before the first pool's batch; the 4th check follows the
   // first image the batch delivered.
-  options.check_interrupted = [&checks] {
-    if (++checks == 4) {
-      throw Error(ExitCode::interrupted_term, "interrupted by SIGTERM before commit");
-    }
-  };
-  EXPECT_THROW(Syncer().run(source, sink, options), Error);
+  sync_interrupted_at(4, ExitCode::interrupted_term, "interrupted by SIGTERM before commit");
   EXPECT_EQ(source.reads, 1);
   EXPECT_EQ(sink.stores, 0);
 }
 
 TEST_F(SyncerTest, UnknownPoolFailsBeforeAnythingIsRead) {
-  try {
-    sync({"nope"});
-    FAIL() << "an unknown pool must fail the sync";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ExitCode::config);
-  }
+  EXPECT_EQ(failure_of_sync({"nope"}), ExitCode::config) << "an unknown pool must fail the sync";
   EXPECT_EQ(source.reads, 0);
   EXPECT_EQ(sink.stores, 0);
 }
@@ -533,12 +537,7 @@ TEST_F(SyncerTest, APoolWhoseImageListIsDamagedIsLeftOutAndTheRunIsPartial) {
 
 TEST_F(SyncerTest, SyncOfEveryPoolFailsWhenTheClientMayReadNone) {
   source.unreadable = {1, 2};
-  try {
-    sync();
-    FAIL() << "expected an Error";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ExitCode::no_permission);
-  }
+  EXPECT_EQ(failure_of_sync(), ExitCode::no_permission);
   EXPECT_EQ(sink.commits, 0);
 }
 

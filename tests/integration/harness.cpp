@@ -175,13 +175,13 @@ RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds,
 
 RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds,
                        const OnStart& on_start, const std::vector<std::string>& env) {
-  std::vector<std::string> argv{RBDSYNC_BINARY};
+  std::vector<std::string> argv{RBDSYNC_TEST_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(argv, timeout_seconds, on_start, env);
 }
 
 void run_script(const std::string& name, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{std::string(RBDSYNC_SOURCE_DIR) + "/scripts/" + name};
+  std::vector<std::string> argv{std::string(RBDSYNC_TEST_SOURCE_DIR) + "/scripts/" + name};
   argv.insert(argv.end(), args.begin(), args.end());
   const RunResult result = run_program(argv, 120);
   if (result.exit_code != 0) {
@@ -198,7 +198,7 @@ std::vector<std::string> ceph_cli(const char* tool) {
   std::vector<std::string> argv;
   const char* root = std::getenv("RBDSYNC_TEST_CEPH_ROOT");
   if (root != nullptr && *root != '\0') {
-    argv = {std::string(RBDSYNC_SOURCE_DIR) + "/scripts/debian-root.sh", "run", root};
+    argv = {std::string(RBDSYNC_TEST_SOURCE_DIR) + "/scripts/debian-root.sh", "run", root};
   }
   argv.insert(argv.end(), {tool, "--conf", required_env("RBDSYNC_TEST_CEPH_CONF"), "--id",
                            required_env("RBDSYNC_TEST_CEPH_ADMIN_ID")});

@@ -37,7 +37,7 @@
 # minutes); --keep leaves PostgreSQL and gunicorn running afterwards and prints how
 # to reach and stop them. The server and gunicorn are stopped on any other exit.
 # Defaults: --images 100000, --seed 37, --build build, --requests 50.
-# Port: PG_SERVER_PORT (default: a free one); gunicorn's: a free one.
+# Port: RBDSYNC_PG_PORT (default: a free one); gunicorn's: a free one.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -145,7 +145,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-PG_SERVER_PORT=${PG_SERVER_PORT:-auto} "$root/scripts/pg-server.sh" start "$work/pg" >&2
+"$root/scripts/pg-server.sh" start "$work/pg" >&2
 # shellcheck source=/dev/null
 source "$work/pg/env.sh"
 pg_port=$(sed -n 's/.* port=\([0-9]*\) .*/\1/p' <<<"$RBDSYNC_TEST_DB")

@@ -30,7 +30,7 @@
 # bench/ targets),
 # --ways direct,librbd,cli,python,floor,floor-reads (a subset keeps a large run short: at 100,000
 # images the librbd ways take about half an hour per round).
-# Ports: CEPH_CLUSTER_PORT (it uses PORT..PORT+99), PG_SERVER_PORT; by default free ones.
+# Ports: RBDSYNC_CEPH_PORT (it uses PORT..PORT+99), RBDSYNC_PG_PORT; by default free ones.
 # Timings are wall clock on a shared machine: run it when the machine is otherwise idle.
 set -euo pipefail
 
@@ -97,10 +97,10 @@ t0=$(now)
 # The OSD gets Ceph's default memory target (4 GiB; the test clusters' is 1 GiB): with
 # less, bluestore's caches stop holding every image's metadata between 10,000 and 100,000
 # images, and the cost per image grows for every way alike (#18 part 3).
-CEPH_CLUSTER_OBJECTSTORE=bluestore CEPH_CLUSTER_MGR=0 CEPH_CLUSTER_PORT=${CEPH_CLUSTER_PORT:-auto} \
-    CEPH_CLUSTER_OSD_MEMORY_TARGET=${CEPH_CLUSTER_OSD_MEMORY_TARGET:-4294967296} \
+RBDSYNC_CEPH_OBJECTSTORE=bluestore RBDSYNC_CEPH_MGR=0 \
+    RBDSYNC_CEPH_OSD_MEMORY_TARGET=${RBDSYNC_CEPH_OSD_MEMORY_TARGET:-4294967296} \
     "$root/scripts/ceph-cluster.sh" start "$work/ceph"
-PG_SERVER_PORT=${PG_SERVER_PORT:-auto} "$root/scripts/pg-server.sh" start "$work/pg"
+"$root/scripts/pg-server.sh" start "$work/pg"
 # shellcheck source=/dev/null
 source "$work/ceph/env.sh"
 # shellcheck source=/dev/null

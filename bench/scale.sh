@@ -19,7 +19,7 @@
 #   * the floor: one header omap read per image, 64 in flight (bench/header_floor);
 #   * floor-reads: the floor plus the other reads the direct reader makes of each image
 #     (watchers and lock owner in the header's operation, the head object map beside
-#     it: HEADER_FLOOR_ALSO=watchers,lock,map), the least any sync reporting usage reads.
+#     it: RBDSYNC_HEADER_FLOOR_ALSO=watchers,lock,map), the least any sync reporting usage reads.
 # and prints one table: median seconds (min-max), ms/image, ratios, peak RSS, inventory
 # rows inserted/updated/deleted per run (pg_stat_user_tables), and PASS/MISS for the
 # targets of #9, and the share of images the direct reader read itself (PASS/MISS against
@@ -271,7 +271,7 @@ measure_floor() {
 
 measure_floor_reads() {
     rm -f -- "$work"/result*
-    HEADER_FLOOR_ALSO=watchers,lock,map "$measure" "$work/result" "$floor" "$conf" "$ceph_id" "$pool" \
+    RBDSYNC_HEADER_FLOOR_ALSO=watchers,lock,map "$measure" "$work/result" "$floor" "$conf" "$ceph_id" "$pool" \
         > "$work/out.floor-reads.log" 2>&1 || true
     record floor-reads "$1" "$work/result"
 }
@@ -286,7 +286,7 @@ done
 # cache is cold for whatever comes first: at 100,000 images and one round, the full sync
 # (first in the order) took 31-35 s cold against 22-24 s warm (#18).
 say "warm-up: one untimed floor-reads pass"
-HEADER_FLOOR_ALSO=watchers,lock,map "$floor" "$conf" "$ceph_id" "$pool" > "$work/out.warm-up.log" 2>&1 ||
+RBDSYNC_HEADER_FLOOR_ALSO=watchers,lock,map "$floor" "$conf" "$ceph_id" "$pool" > "$work/out.warm-up.log" 2>&1 ||
     say "warning: the warm-up pass failed (see the timed ways)"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 t_measure=$(now)

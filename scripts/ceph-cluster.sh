@@ -8,7 +8,8 @@
 #   scripts/ceph-cluster.sh kill-mon  DIR  # fault tests: SIGKILL the mon, keep its data
 #   scripts/ceph-cluster.sh start-mon DIR  # fault tests: start that mon again
 #
-# Environment knobs (start):
+# Environment knobs (start; every variable of the suite: docs/testing.md, "Environment
+# variables"):
 #   RBDSYNC_CEPH_PORT         mon msgr2 port; msgr1 = PORT+1; OSD/MGR bind in
 #                             [PORT+10, PORT+99]. Default `auto`: a free block of
 #                             100 below the ephemeral range, chosen under a

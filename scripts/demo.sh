@@ -14,6 +14,7 @@
 #        suites can run side by side),
 #        RBDSYNC_DEMO_CONSOLE_PORT (default 8080),
 #        RBDSYNC_DEMO_KEEP=1 (leave the services running and print how to reach them).
+#        Every variable: docs/testing.md, "Environment variables".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -8,7 +8,8 @@
 #   scripts/pg-server.sh halt   DIR   # fault tests: stop the server, keep its data
 #   scripts/pg-server.sh resume DIR   # fault tests: start it again
 #
-# Environment knobs (start):
+# Environment knobs (start; every variable of the suite: docs/testing.md, "Environment
+# variables"):
 #   RBDSYNC_PG_PORT   TCP port on 127.0.0.1; default `auto`: a free one below the
 #                    ephemeral range, chosen under a machine-wide lock
 #                    (scripts/lib/sandbox.sh)

@@ -28,6 +28,7 @@
 #        RBDSYNC_TIDY_CACHE (scripts/tidy-cached.py; `off` checks every file),
 #        RBDSYNC_ROOTS (where --all keeps its Debian roots; default
 #        /var/cache/rbd-sync/roots: made once, remade when their package list changes).
+#        Every variable the scripts and tests read: docs/testing.md, "Environment variables".
 set -euo pipefail
 # A developer's CEPH_ARGS would change what the suite's clients connect as, or where.
 unset CEPH_ARGS

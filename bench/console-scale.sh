@@ -37,7 +37,7 @@
 # minutes); --keep leaves PostgreSQL and gunicorn running afterwards and prints how
 # to reach and stop them. The server and gunicorn are stopped on any other exit.
 # Defaults: --images 100000, --seed 37, --build build, --requests 50.
-# Port: PG_SERVER_PORT (default: a free one); gunicorn's: a free one.
+# Port: RBDSYNC_PG_PORT (default: a free one); gunicorn's: a free one.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -145,7 +145,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-PG_SERVER_PORT=${PG_SERVER_PORT:-auto} "$root/scripts/pg-server.sh" start "$work/pg" >&2
+"$root/scripts/pg-server.sh" start "$work/pg" >&2
 # shellcheck source=/dev/null
 source "$work/pg/env.sh"
 pg_port=$(sed -n 's/.* port=\([0-9]*\) .*/\1/p' <<<"$RBDSYNC_TEST_DB")
@@ -220,14 +220,14 @@ export DJANGO_SECRET_KEY PYTHONDONTWRITEBYTECODE=1
 export RBDSYNC_CONSOLE_DB=$console_db DJANGO_ALLOWED_HOSTS=127.0.0.1 DJANGO_TIME_ZONE=UTC
 manage=("$python" "$root/contrib/django/manage.py")
 "${manage[@]}" migrate --noinput -v 0
-CONSOLE_BENCH_PASSWORD=$(random_hex 12)
-export CONSOLE_BENCH_PASSWORD
-(umask 077; printf '%s\n' "$CONSOLE_BENCH_PASSWORD" > "$work/login-password")
+RBDSYNC_BENCH_PASSWORD=$(random_hex 12)
+export RBDSYNC_BENCH_PASSWORD
+(umask 077; printf '%s\n' "$RBDSYNC_BENCH_PASSWORD" > "$work/login-password")
 # A user who may see the inventory and nothing else (not a superuser).
 "${manage[@]}" shell -c '
 import os
 from django.contrib.auth.models import Permission, User
-user = User.objects.create_user("bench", password=os.environ["CONSOLE_BENCH_PASSWORD"])
+user = User.objects.create_user("bench", password=os.environ["RBDSYNC_BENCH_PASSWORD"])
 user.user_permissions.add(Permission.objects.get(content_type__app_label="rbdsync_console",
                                                  codename="view_inventory"))
 user = User.objects.get(pk=user.pk)

@@ -21,7 +21,7 @@ Times are wall times of one request, from sending it to the last byte of the ans
 one client connection (reopened when gunicorn closes it: its sync workers answer with
 Connection: close). Notes (pages walked, answer sizes, fallbacks) go to stderr.
 
-The password of --user comes from the environment (CONSOLE_BENCH_PASSWORD), never argv.
+The password of --user comes from the environment (RBDSYNC_BENCH_PASSWORD), never argv.
 Python's standard library only.
 """
 import argparse
@@ -306,9 +306,9 @@ def main():
     if unknown or args.requests < 1 or args.warmup < 0 or args.keyset_page < 1:
         parser.error(f"unknown case(s) {unknown}; cases are {', '.join(CASES)}" if unknown
                      else "--requests >= 1, --warmup >= 0, --keyset-page >= 1")
-    password = os.environ.get("CONSOLE_BENCH_PASSWORD")
+    password = os.environ.get("RBDSYNC_BENCH_PASSWORD")
     if not password:
-        parser.error("CONSOLE_BENCH_PASSWORD is not set")
+        parser.error("RBDSYNC_BENCH_PASSWORD is not set")
 
     client = Client(args.url, args.timeout)
     try:

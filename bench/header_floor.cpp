@@ -3,9 +3,9 @@
 // one omap_get_vals2 per image in one aio_operate, IN_FLIGHT at a time. Nothing is decoded
 // and nothing is stored: no inventory can be read with fewer OSD round trips.
 //
-//   header_floor CONF CLIENT_ID POOL [POOL ...]        (env HEADER_FLOOR_IN_FLIGHT, 64)
+//   header_floor CONF CLIENT_ID POOL [POOL ...]        (env RBDSYNC_HEADER_FLOOR_IN_FLIGHT, 64)
 //
-// HEADER_FLOOR_ALSO=watchers,lock,map adds, one by one, the other reads rbd-sync's direct
+// RBDSYNC_HEADER_FLOOR_ALSO=watchers,lock,map adds, one by one, the other reads rbd-sync's direct
 // reader makes of each image (the header's watchers and exclusive-lock owner in the same
 // operation; its head object map in a second one), to show what each costs (issue #18);
 // lockxattr reads the lock's xattr in place of cls_lock's get_info.
@@ -38,7 +38,7 @@ void fail(const std::string& what, int r) {
 /// One header read; owned by the Reader until finish() releases its completion.
 class Reader;
 
-/// What HEADER_FLOOR_ALSO adds to each image's header read.
+/// What RBDSYNC_HEADER_FLOOR_ALSO adds to each image's header read.
 struct Also {
   bool watchers = false;
   bool lock = false;
@@ -191,9 +191,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s CONF CLIENT_ID POOL [POOL ...]\n", argv[0]);
     return 64;
   }
-  const char* in_flight_env = std::getenv("HEADER_FLOOR_IN_FLIGHT");
+  const char* in_flight_env = std::getenv("RBDSYNC_HEADER_FLOOR_IN_FLIGHT");
   const int in_flight = in_flight_env ? std::max(1, std::atoi(in_flight_env)) : 64;
-  const char* also_env = std::getenv("HEADER_FLOOR_ALSO");
+  const char* also_env = std::getenv("RBDSYNC_HEADER_FLOOR_ALSO");
   const std::string also_text = also_env != nullptr ? also_env : "";
   Also also;
   std::size_t from = 0;

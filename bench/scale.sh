@@ -19,7 +19,7 @@
 #   * the floor: one header omap read per image, 64 in flight (bench/header_floor);
 #   * floor-reads: the floor plus the other reads the direct reader makes of each image
 #     (watchers and lock owner in the header's operation, the head object map beside
-#     it: HEADER_FLOOR_ALSO=watchers,lock,map), the least any sync reporting usage reads.
+#     it: RBDSYNC_HEADER_FLOOR_ALSO=watchers,lock,map), the least any sync reporting usage reads.
 # and prints one table: median seconds (min-max), ms/image, ratios, peak RSS, inventory
 # rows inserted/updated/deleted per run (pg_stat_user_tables), and PASS/MISS for the
 # targets of #9, and the share of images the direct reader read itself (PASS/MISS against
@@ -30,7 +30,7 @@
 # bench/ targets),
 # --ways direct,librbd,cli,python,floor,floor-reads (a subset keeps a large run short: at 100,000
 # images the librbd ways take about half an hour per round).
-# Ports: CEPH_CLUSTER_PORT (it uses PORT..PORT+99), PG_SERVER_PORT; by default free ones.
+# Ports: RBDSYNC_CEPH_PORT (it uses PORT..PORT+99), RBDSYNC_PG_PORT; by default free ones.
 # Timings are wall clock on a shared machine: run it when the machine is otherwise idle.
 set -euo pipefail
 
@@ -97,10 +97,10 @@ t0=$(now)
 # The OSD gets Ceph's default memory target (4 GiB; the test clusters' is 1 GiB): with
 # less, bluestore's caches stop holding every image's metadata between 10,000 and 100,000
 # images, and the cost per image grows for every way alike (#18 part 3).
-CEPH_CLUSTER_OBJECTSTORE=bluestore CEPH_CLUSTER_MGR=0 CEPH_CLUSTER_PORT=${CEPH_CLUSTER_PORT:-auto} \
-    CEPH_CLUSTER_OSD_MEMORY_TARGET=${CEPH_CLUSTER_OSD_MEMORY_TARGET:-4294967296} \
+RBDSYNC_CEPH_OBJECTSTORE=bluestore RBDSYNC_CEPH_MGR=0 \
+    RBDSYNC_CEPH_OSD_MEMORY_TARGET=${RBDSYNC_CEPH_OSD_MEMORY_TARGET:-4294967296} \
     "$root/scripts/ceph-cluster.sh" start "$work/ceph"
-PG_SERVER_PORT=${PG_SERVER_PORT:-auto} "$root/scripts/pg-server.sh" start "$work/pg"
+"$root/scripts/pg-server.sh" start "$work/pg"
 # shellcheck source=/dev/null
 source "$work/ceph/env.sh"
 # shellcheck source=/dev/null
@@ -271,7 +271,7 @@ measure_floor() {
 
 measure_floor_reads() {
     rm -f -- "$work"/result*
-    HEADER_FLOOR_ALSO=watchers,lock,map "$measure" "$work/result" "$floor" "$conf" "$ceph_id" "$pool" \
+    RBDSYNC_HEADER_FLOOR_ALSO=watchers,lock,map "$measure" "$work/result" "$floor" "$conf" "$ceph_id" "$pool" \
         > "$work/out.floor-reads.log" 2>&1 || true
     record floor-reads "$1" "$work/result"
 }
@@ -286,7 +286,7 @@ done
 # cache is cold for whatever comes first: at 100,000 images and one round, the full sync
 # (first in the order) took 31-35 s cold against 22-24 s warm (#18).
 say "warm-up: one untimed floor-reads pass"
-HEADER_FLOOR_ALSO=watchers,lock,map "$floor" "$conf" "$ceph_id" "$pool" > "$work/out.warm-up.log" 2>&1 ||
+RBDSYNC_HEADER_FLOOR_ALSO=watchers,lock,map "$floor" "$conf" "$ceph_id" "$pool" > "$work/out.warm-up.log" 2>&1 ||
     say "warning: the warm-up pass failed (see the timed ways)"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 t_measure=$(now)

@@ -27,7 +27,7 @@
 # no-op <= 30 s writing 0 rows, peak RSS <= 64 MiB. Exit status: 0, or 1 when a phase
 # failed or the no-op resync wrote rows (a correctness property); a missed time or
 # memory target is reported, never an exit status.
-# Defaults: --images 1000000, --seed 18, --build build. Port: PG_SERVER_PORT (default: a free one).
+# Defaults: --images 1000000, --seed 18, --build build. Port: RBDSYNC_PG_PORT (default: a free one).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,7 +72,7 @@ trap stop_server EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-PG_SERVER_PORT=${PG_SERVER_PORT:-auto} "$root/scripts/pg-server.sh" start "$work/pg" >&2
+"$root/scripts/pg-server.sh" start "$work/pg" >&2
 # shellcheck source=/dev/null
 source "$work/pg/env.sh"
 db=$RBDSYNC_TEST_DB

@@ -8,27 +8,29 @@
 #   scripts/ceph-cluster.sh kill-mon  DIR  # fault tests: SIGKILL the mon, keep its data
 #   scripts/ceph-cluster.sh start-mon DIR  # fault tests: start that mon again
 #
-# Environment knobs (start):
-#   CEPH_CLUSTER_PORT         mon msgr2 port; msgr1 = PORT+1; OSD/MGR bind in
+# Environment knobs (start; every variable of the suite: docs/testing.md, "Environment
+# variables"):
+#   RBDSYNC_CEPH_PORT         mon msgr2 port; msgr1 = PORT+1; OSD/MGR bind in
 #                             [PORT+10, PORT+99]. Default `auto`: a free block of
 #                             100 below the ephemeral range, chosen under a
 #                             machine-wide lock (scripts/lib/sandbox.sh), so that
 #                             clusters and suites started together never collide.
-#   CEPH_CLUSTER_MGR          0 (default) | 1 = also start ceph-mgr. Only needed
+#   RBDSYNC_CEPH_MGR          0 (default) | 1 = also start ceph-mgr. Only needed
 #                             for mgr commands (`ceph df` numbers, `ceph pg stat`,
 #                             rbd trash purge schedules, ...), which hang without it.
 #                             Adds ~3 s to start (waits until the mgr is active);
 #                             the mgr then creates a pool "device_health_metrics".
-#   CEPH_CLUSTER_OBJECTSTORE  memstore (default; data in OSD RAM) | bluestore
+#   RBDSYNC_CEPH_OBJECTSTORE  memstore (default; data in OSD RAM) | bluestore
 #                             (10 GiB sparse file in DIR; ~3 s slower start)
-#   CEPH_CLUSTER_ROOT         a root of scripts/debian-root.sh (e.g. Debian 13's, Ceph
+#   RBDSYNC_CEPH_ROOT         a root of scripts/debian-root.sh (e.g. Debian 13's, Ceph
 #                             18 Reef): the daemons and admin CLIs are that release's,
 #                             run inside it; DIR and the ports are shared with the host,
 #                             so a client built here talks to it as to any cluster.
 #                             Recorded in DIR: stop/status/kill-mon/start-mon follow it.
-#                             env.sh then also exports RBDSYNC_TEST_CEPH_ROOT, for tests
-#                             that run that release's rbd CLI.
-#   CEPH_CLUSTER_OSD_MEMORY_TARGET  bytes (default 1073741824, a quarter of Ceph's
+#                             env.sh exports it too, for the tests that run that
+#                             release's rbd CLI (a shell that sourced it starts its
+#                             next cluster in that root as well).
+#   RBDSYNC_CEPH_OSD_MEMORY_TARGET  bytes (default 1073741824, a quarter of Ceph's
 #                             4 GiB: a test cluster holds little). Benchmarks of
 #                             100,000 images set Ceph's default, or bluestore's
 #                             caches no longer hold every image's metadata.
@@ -43,6 +45,8 @@
 #   RBDSYNC_TEST_CEPH_CONF      DIR/ceph.conf
 #   RBDSYNC_TEST_CEPH_ID        rbdsync  (caps: mon/osd/mgr 'profile rbd')
 #   RBDSYNC_TEST_CEPH_ADMIN_ID  admin
+#   RBDSYNC_TEST_CEPH_DIR       DIR
+#   RBDSYNC_CEPH_ROOT           the root, for a cluster started in one
 # ceph.conf sets `keyring = DIR/$cluster.$name.keyring`, so both users' keys
 # (DIR/ceph.client.admin.keyring, DIR/ceph.client.rbdsync.keyring) are found
 # from the conf alone: `rbd --id rbdsync ls POOL`, `ceph --id admin -s`.
@@ -68,14 +72,14 @@ readonly MGR_ID=x
 readonly OSD_ID=0
 readonly PROBE_POOL=readiness-probe
 readonly MARKER=.ceph-cluster-dir   # marks DIR as ours: stop only rm -rf's such dirs
-readonly ROOT_RECORD=ceph-root      # the CEPH_CLUSTER_ROOT the cluster was started from
+readonly ROOT_RECORD=ceph-root      # the RBDSYNC_CEPH_ROOT the cluster was started from
 
 
 usage() {
     cat >&2 <<EOF
 usage: $PROG start|stop|status|kill-mon|start-mon DIR
-  env: CEPH_CLUSTER_PORT (auto)  CEPH_CLUSTER_MGR (0|1)  CEPH_CLUSTER_OBJECTSTORE (memstore|bluestore)
-       CEPH_CLUSTER_OSD_MEMORY_TARGET (1073741824)
+  env: RBDSYNC_CEPH_PORT (auto)  RBDSYNC_CEPH_MGR (0|1)  RBDSYNC_CEPH_OBJECTSTORE (memstore|bluestore)
+       RBDSYNC_CEPH_OSD_MEMORY_TARGET (1073741824)
 EOF
     exit 2
 }
@@ -212,13 +216,13 @@ check_ports() {
     local p free=0
     for p in "$PORT" $((PORT + 1)); do
         port_is_free "$p" || die "port $p is already in use $(port_owner "$p")" \
-            "(a cluster from a previous run still up? stop it, or set CEPH_CLUSTER_PORT)"
+            "(a cluster from a previous run still up? stop it, or set RBDSYNC_CEPH_PORT)"
     done
     # The OSD binds ~8 ports and the mgr 2 from the range; make sure they fit.
     for ((p = PORT + 10; p <= PORT + 99; p++)); do
         port_is_free "$p" && ((++free >= 12)) && return 0
     done
-    die "fewer than 12 free ports in $((PORT + 10))-$((PORT + 99)) for the OSD/MGR; set CEPH_CLUSTER_PORT"
+    die "fewer than 12 free ports in $((PORT + 10))-$((PORT + 99)) for the OSD/MGR; set RBDSYNC_CEPH_PORT"
 }
 
 write_conf() {
@@ -385,7 +389,7 @@ write_env() {
         echo "export RBDSYNC_TEST_CEPH_ID=rbdsync"
         echo "export RBDSYNC_TEST_CEPH_ADMIN_ID=admin"
         if [[ -n ${RBDSYNC_IN_CEPH_ROOT:-} ]]; then
-            printf 'export RBDSYNC_TEST_CEPH_ROOT=%q\n' "$RBDSYNC_IN_CEPH_ROOT"
+            printf 'export RBDSYNC_CEPH_ROOT=%q\n' "$RBDSYNC_IN_CEPH_ROOT"
         fi
     } > "$DIR/env.sh"
 }
@@ -410,23 +414,23 @@ on_start_exit() {
 cmd_start() {
     local fsid
     T0=$(now_us)
-    PORT=${CEPH_CLUSTER_PORT:-auto}
+    PORT=${RBDSYNC_CEPH_PORT:-auto}
     if [[ $PORT == auto ]]; then
         start_under_ports_lock "$SELF"
         PORT=$(free_port_block 100)
     fi
-    local with_mgr=${CEPH_CLUSTER_MGR:-0}
-    OBJECTSTORE=${CEPH_CLUSTER_OBJECTSTORE:-memstore}
-    OSD_MEMORY_TARGET=${CEPH_CLUSTER_OSD_MEMORY_TARGET:-1073741824}
+    local with_mgr=${RBDSYNC_CEPH_MGR:-0}
+    OBJECTSTORE=${RBDSYNC_CEPH_OBJECTSTORE:-memstore}
+    OSD_MEMORY_TARGET=${RBDSYNC_CEPH_OSD_MEMORY_TARGET:-1073741824}
 
     if ! [[ $PORT =~ ^[0-9]+$ ]] || ((PORT < 1024 || PORT + 99 > 65535)); then
-        die "CEPH_CLUSTER_PORT must be a number in 1024..65436 (got '$PORT')"
+        die "RBDSYNC_CEPH_PORT must be a number in 1024..65436 (got '$PORT')"
     fi
-    [[ $with_mgr == 0 || $with_mgr == 1 ]] || die "CEPH_CLUSTER_MGR must be 0 or 1 (got '$with_mgr')"
+    [[ $with_mgr == 0 || $with_mgr == 1 ]] || die "RBDSYNC_CEPH_MGR must be 0 or 1 (got '$with_mgr')"
     [[ $OBJECTSTORE == memstore || $OBJECTSTORE == bluestore ]] ||
-        die "CEPH_CLUSTER_OBJECTSTORE must be memstore or bluestore (got '$OBJECTSTORE')"
+        die "RBDSYNC_CEPH_OBJECTSTORE must be memstore or bluestore (got '$OBJECTSTORE')"
     [[ $OSD_MEMORY_TARGET =~ ^[0-9]+$ ]] ||
-        die "CEPH_CLUSTER_OSD_MEMORY_TARGET must be a number of bytes (got '$OSD_MEMORY_TARGET')"
+        die "RBDSYNC_CEPH_OSD_MEMORY_TARGET must be a number of bytes (got '$OSD_MEMORY_TARGET')"
     local c
     for c in ceph ceph-mon ceph-osd ceph-authtool monmaptool rados uuidgen ss timeout; do
         command -v "$c" >/dev/null || die "command '$c' not found (run scripts/deps.sh)"
@@ -533,8 +537,12 @@ unset CEPH_ARGS
 # A cluster of another release runs inside its root: this script again, in there (the
 # tree is bound at its own path), once.
 if [[ -z ${RBDSYNC_IN_CEPH_ROOT:-} ]]; then
-    ceph_root=${CEPH_CLUSTER_ROOT:-}
-    if [[ $1 != start && -f $DIR/$ROOT_RECORD ]]; then
+    # The knob for start; the other commands follow the record (env.sh exports the knob,
+    # so a shell may hold that of another cluster).
+    ceph_root=
+    if [[ $1 == start ]]; then
+        ceph_root=${RBDSYNC_CEPH_ROOT:-}
+    elif [[ -f $DIR/$ROOT_RECORD ]]; then
         ceph_root=$(< "$DIR/$ROOT_RECORD")
     fi
     if [[ -n $ceph_root && $1 == stop && ! -d $ceph_root ]]; then
@@ -543,9 +551,9 @@ if [[ -z ${RBDSYNC_IN_CEPH_ROOT:-} ]]; then
         ceph_root=
     fi
     if [[ -n $ceph_root ]]; then
-        [[ -d $ceph_root ]] || die "CEPH_CLUSTER_ROOT '$ceph_root' is not a directory"
+        [[ -d $ceph_root ]] || die "RBDSYNC_CEPH_ROOT '$ceph_root' is not a directory"
         # Only /tmp (and the tree) are the same inside the root and out.
-        [[ $DIR == /tmp/* ]] || die "with CEPH_CLUSTER_ROOT, DIR must be under /tmp (got $DIR)"
+        [[ $DIR == /tmp/* ]] || die "with RBDSYNC_CEPH_ROOT, DIR must be under /tmp (got $DIR)"
         RBDSYNC_IN_CEPH_ROOT=$(realpath -- "$ceph_root") exec \
             "$(dirname "$SELF")/debian-root.sh" run "$ceph_root" "$SELF" "$1" "$DIR"
     fi

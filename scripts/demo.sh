@@ -9,10 +9,12 @@
 #                               # on 127.0.0.1 with a login it makes, until Ctrl-C, and
 #                               # stops everything
 #
-# Knobs: RBDSYNC_DEMO_CEPH_PORT, RBDSYNC_DEMO_PG_PORT (default: free ports, chosen so
-#        that the demo and test suites can run side by side),
+# Knobs: RBDSYNC_CEPH_PORT, RBDSYNC_PG_PORT (those of scripts/ceph-cluster.sh and
+#        scripts/pg-server.sh; default: free ports, chosen so that the demo and test
+#        suites can run side by side),
 #        RBDSYNC_DEMO_CONSOLE_PORT (default 8080),
 #        RBDSYNC_DEMO_KEEP=1 (leave the services running and print how to reach them).
+#        Every variable: docs/testing.md, "Environment variables".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -41,8 +43,8 @@ if [[ ${RBDSYNC_DEMO_KEEP:-0} != 1 ]]; then
 fi
 
 say "starting a throwaway Ceph cluster and PostgreSQL server in $work"
-CEPH_CLUSTER_MGR=1 CEPH_CLUSTER_PORT=${RBDSYNC_DEMO_CEPH_PORT:-auto} "$root/scripts/ceph-cluster.sh" start "$work/ceph"
-PG_SERVER_PORT=${RBDSYNC_DEMO_PG_PORT:-auto} "$root/scripts/pg-server.sh" start "$work/pg"
+RBDSYNC_CEPH_MGR=1 "$root/scripts/ceph-cluster.sh" start "$work/ceph"
+"$root/scripts/pg-server.sh" start "$work/pg"
 # shellcheck source=/dev/null
 source "$work/ceph/env.sh"
 # shellcheck source=/dev/null

@@ -8,11 +8,12 @@
 #   scripts/pg-server.sh halt   DIR   # fault tests: stop the server, keep its data
 #   scripts/pg-server.sh resume DIR   # fault tests: start it again
 #
-# Environment knobs (start):
-#   PG_SERVER_PORT   TCP port on 127.0.0.1; default `auto`: a free one below the
+# Environment knobs (start; every variable of the suite: docs/testing.md, "Environment
+# variables"):
+#   RBDSYNC_PG_PORT   TCP port on 127.0.0.1; default `auto`: a free one below the
 #                    ephemeral range, chosen under a machine-wide lock
 #                    (scripts/lib/sandbox.sh)
-#   PG_SERVER_BIN    the bin directory of the server to run; default: the newest
+#   RBDSYNC_PG_BIN    the bin directory of the server to run; default: the newest
 #                    /usr/lib/postgresql/*/bin
 #
 # The server listens on 127.0.0.1 only (plus a unix socket inside DIR), uses
@@ -50,12 +51,12 @@ source "$(dirname "$0")/lib/sandbox.sh"
 # Read our knob, then drop every PG* variable of the caller: its libpq
 # settings (PGHOST, PGUSER, even PGPASSWORD, which would override pgpass) must
 # not leak into our psql calls. Done first, before we define PG_* constants.
-PORT=${PG_SERVER_PORT:-auto}
-bin_knob=${PG_SERVER_BIN:-}
+PORT=${RBDSYNC_PG_PORT:-auto}
+bin_knob=${RBDSYNC_PG_BIN:-}
 unset "${!PG@}"
 PG_BIN=$bin_knob
 
-# The newest major version installed, unless PG_SERVER_BIN names a bin directory. start
+# The newest major version installed, unless RBDSYNC_PG_BIN names a bin directory. start
 # and stop run in the same root (the host, or a root of scripts/debian-root.sh), so they
 # find the same one.
 if [[ -z $PG_BIN ]]; then
@@ -72,7 +73,7 @@ readonly MARKER=.pg-server-dir   # marks DIR as ours: stop only rm -rf's such di
 
 
 usage() {
-    echo "usage: $PROG start|stop|status|halt|resume DIR   (env: PG_SERVER_PORT, default auto)" >&2
+    echo "usage: $PROG start|stop|status|halt|resume DIR   (env: RBDSYNC_PG_PORT, default auto)" >&2
     exit 2
 }
 
@@ -279,7 +280,7 @@ cmd_start() {
         PORT=$(free_port_block 1)
     fi
     if ! [[ $PORT =~ ^[0-9]+$ ]] || ((PORT < 1024 || PORT > 65535)); then
-        die "PG_SERVER_PORT must be a number in 1024..65535 (got '$PORT')"
+        die "RBDSYNC_PG_PORT must be a number in 1024..65535 (got '$PORT')"
     fi
     # The unix socket lives in DIR; sun_path holds at most 107 bytes.
     local sock=$DIR/.s.PGSQL.$PORT.lock
@@ -292,7 +293,7 @@ cmd_start() {
     fi
     # A busy port usually means a server from a crashed earlier run.
     port_is_free "$PORT" || die "port $PORT is already in use $(port_owner "$PORT")" \
-        "(a server from a previous run still up? stop it, or set PG_SERVER_PORT)"
+        "(a server from a previous run still up? stop it, or set RBDSYNC_PG_PORT)"
     ensure_postgres_can_traverse_to "$DIR"
 
     # From here on, failures tear down whatever was started.
@@ -370,7 +371,7 @@ cmd_stop() { stop_sandbox stop_server "postgres"; }
 
 cmd_status() {
     [[ -f $PGPASS && -f $DATA/postgresql.conf ]] || die "no server in $DIR"
-    # The port is the one the server was configured with, not PG_SERVER_PORT.
+    # The port is the one the server was configured with, not RBDSYNC_PG_PORT.
     PORT=$(sed -n "s/^port = \([0-9]*\)$/\1/p" "$DATA/postgresql.conf" | tail -n 1)
     [[ -n $PORT ]] || die "cannot find the port in $DATA/postgresql.conf"
     "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PORT" -t 5 || die "server on port $PORT not accepting connections"

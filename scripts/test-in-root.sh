@@ -62,7 +62,7 @@ trap stop_services EXIT
 start_services() {
     "$root/scripts/pg-server.sh" start "$work/pg" || return 1
     if ((cluster)); then
-        CEPH_CLUSTER_MGR=1 "$root/scripts/ceph-cluster.sh" start "$work/ceph" || return 1
+        RBDSYNC_CEPH_MGR=1 "$root/scripts/ceph-cluster.sh" start "$work/ceph" || return 1
     fi
 }
 part "start PostgreSQL$( ((cluster)) && echo " and the Ceph cluster")" start_services || exit 1

@@ -22,11 +22,13 @@
 # what each mode runs, how long it takes, and how to run one test by hand.
 #
 # Knobs: RBDSYNC_TEST_JOBS (tests side by side; default 4, docs/testing.md has the
-#        measurements), RBDSYNC_TEST_CEPH_PORT and RBDSYNC_TEST_PG_PORT (default: free
-#        ports, so that suites and scripts/demo.sh run beside each other),
+#        measurements), RBDSYNC_CEPH_PORT and RBDSYNC_PG_PORT (the suite's cluster's
+#        and server's; default: free ports, so that suites and scripts/demo.sh run
+#        beside each other),
 #        RBDSYNC_TIDY_CACHE (scripts/tidy-cached.py; `off` checks every file),
 #        RBDSYNC_ROOTS (where --all keeps its Debian roots; default
 #        /var/cache/rbd-sync/roots: made once, remade when their package list changes).
+#        Every variable the scripts and tests read: docs/testing.md, "Environment variables".
 set -euo pipefail
 # A developer's CEPH_ARGS would change what the suite's clients connect as, or where.
 unset CEPH_ARGS
@@ -130,11 +132,13 @@ trap stop_services EXIT
 start_services() {
     # A mgr, for the pool usage figures (`ceph df`) the inventory records; without one
     # they are all zero.
-    CEPH_CLUSTER_MGR=1 CEPH_CLUSTER_PORT=${RBDSYNC_TEST_CEPH_PORT:-auto} \
-        "$root/scripts/ceph-cluster.sh" start "$work/ceph" &&
-        PG_SERVER_PORT=${RBDSYNC_TEST_PG_PORT:-auto} "$root/scripts/pg-server.sh" start "$work/pg"
+    RBDSYNC_CEPH_MGR=1 "$root/scripts/ceph-cluster.sh" start "$work/ceph" &&
+        "$root/scripts/pg-server.sh" start "$work/pg"
 }
 part "start the Ceph cluster and PostgreSQL" start_services || exit 1
+# The ports and root asked for are those of these two; --all's other clusters and servers
+# (the roots') take free ports beside them.
+unset RBDSYNC_CEPH_PORT RBDSYNC_PG_PORT RBDSYNC_CEPH_ROOT
 # shellcheck source=/dev/null
 source "$work/ceph/env.sh"
 # shellcheck source=/dev/null
@@ -223,7 +227,7 @@ root_ready() {
 # This build (Ceph 16 client) against a Reef cluster run from the Debian 13 root, checked
 # against Reef's own rbd CLI: a newer cluster and an older client, as deployments mix.
 reef_matrix() {
-    CEPH_CLUSTER_ROOT=$roots/trixie CEPH_CLUSTER_MGR=1 "$root/scripts/ceph-cluster.sh" start "$work/reef" &&
+    RBDSYNC_CEPH_ROOT=$roots/trixie RBDSYNC_CEPH_MGR=1 "$root/scripts/ceph-cluster.sh" start "$work/reef" &&
         (
             # shellcheck source=/dev/null
             source "$work/reef/env.sh"
@@ -237,7 +241,7 @@ reef_matrix() {
 # keys are aes256k as current Rook's are, and the suite's PostgreSQL.
 container_tests() {
     "$root/scripts/podman-env.sh" start "$work/podman" || return 1
-    CEPH_CLUSTER_ROOT=$roots/sid CEPH_CLUSTER_MGR=0 "$root/scripts/ceph-cluster.sh" start "$work/tentacle" ||
+    RBDSYNC_CEPH_ROOT=$roots/sid RBDSYNC_CEPH_MGR=0 "$root/scripts/ceph-cluster.sh" start "$work/tentacle" ||
         return 1
     (
         # shellcheck source=/dev/null

@@ -169,13 +169,13 @@ RunResult run_program(const std::vector<std::string>& argv, int timeout_seconds,
 
 RunResult run_rbd_sync(const std::vector<std::string>& args, int timeout_seconds,
                        const OnStart& on_start, const std::vector<std::string>& env) {
-  std::vector<std::string> argv{RBDSYNC_BINARY};
+  std::vector<std::string> argv{RBDSYNC_TEST_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(argv, timeout_seconds, on_start, env);
 }
 
 void run_script(const std::string& name, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{std::string(RBDSYNC_SOURCE_DIR) + "/scripts/" + name};
+  std::vector<std::string> argv{std::string(RBDSYNC_TEST_SOURCE_DIR) + "/scripts/" + name};
   argv.insert(argv.end(), args.begin(), args.end());
   const RunResult result = run_program(argv, 120);
   if (result.exit_code != 0) {
@@ -186,13 +186,13 @@ void run_script(const std::string& name, const std::vector<std::string>& args) {
 namespace {
 
 /// The argv of Ceph's CLI `tool` with the test cluster's conf and admin user: the
-/// cluster's own release's (RBDSYNC_TEST_CEPH_ROOT: a cluster started from a root of
+/// cluster's own release's (RBDSYNC_CEPH_ROOT: a cluster started from a root of
 /// scripts/debian-root.sh, whose tools are run in there), else the host's.
 std::vector<std::string> ceph_cli(const char* tool) {
   std::vector<std::string> argv;
-  const char* root = std::getenv("RBDSYNC_TEST_CEPH_ROOT");
+  const char* root = std::getenv("RBDSYNC_CEPH_ROOT");
   if (root != nullptr && *root != '\0') {
-    argv = {std::string(RBDSYNC_SOURCE_DIR) + "/scripts/debian-root.sh", "run", root};
+    argv = {std::string(RBDSYNC_TEST_SOURCE_DIR) + "/scripts/debian-root.sh", "run", root};
   }
   argv.insert(argv.end(), {tool, "--conf", required_env("RBDSYNC_TEST_CEPH_CONF"), "--id",
                            required_env("RBDSYNC_TEST_CEPH_ADMIN_ID")});

@@ -163,7 +163,7 @@ class LockDirTest : public IntegrationTest {
   RunResult as(const std::string& user, const std::vector<std::string>& args) const {
     const std::string home = dir.file("creds-" + user);
     std::vector<std::string> argv{
-        "runuser", "-u", user, "--", "env", "PGPASSFILE=" + home + "/pgpass", RBDSYNC_BINARY};
+        "runuser", "-u", user, "--", "env", "PGPASSFILE=" + home + "/pgpass", RBDSYNC_TEST_BINARY};
     argv.insert(argv.end(), args.begin(), args.end());
     // A FIFO or a hang must not stop the suite: 30 s is far more than any answer here.
     return run_program(argv, 30);

@@ -96,7 +96,7 @@ TEST_F(OpsTest, ManualRunOnATerminalDrawsAProgressLineAndJsonDoesNot) {
   ceph.create_images(pool, "img", 50, 8ULL << 20);
   // script(1) gives the run a pseudo-terminal, as an admin's shell would.
   const auto on_terminal = [&](const std::vector<std::string>& extra) {
-    std::string command = RBDSYNC_BINARY;
+    std::string command = RBDSYNC_TEST_BINARY;
     for (const auto& arg : run_args(extra)) {
       command += " '" + arg + "'";
     }
@@ -179,9 +179,9 @@ TEST_F(OpsTest, MetricsFileIsValidPrometheusTextAndKeepsTheLastSuccess) {
 /// `examples/web_backend.py press --times N -- <run args>` against the test services.
 std::vector<std::string> press_command(const std::vector<std::string>& run_args, int times) {
   std::vector<std::string> press{k_python,
-                                 std::string(RBDSYNC_SOURCE_DIR) + "/examples/web_backend.py",
+                                 std::string(RBDSYNC_TEST_SOURCE_DIR) + "/examples/web_backend.py",
                                  "--rbd-sync",
-                                 RBDSYNC_BINARY,
+                                 RBDSYNC_TEST_BINARY,
                                  "press",
                                  "--times",
                                  std::to_string(times),
@@ -234,8 +234,8 @@ TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy)
   EXPECT_NE(lines[1].find("(run " + run_id + ", "), std::string::npos) << lines[1];
 
   const RunResult watched =
-      run_program({k_python, std::string(RBDSYNC_SOURCE_DIR) + "/examples/web_backend.py", "watch",
-                   run_id, "--db", db.conninfo()},
+      run_program({k_python, std::string(RBDSYNC_TEST_SOURCE_DIR) + "/examples/web_backend.py",
+                   "watch", run_id, "--db", db.conninfo()},
                   120);
   EXPECT_EQ(watched.exit_code, 0) << watched.out << watched.err;
   EXPECT_NE(watched.out.find("succeeded done 20/20 exit 0"), std::string::npos) << watched.out;
@@ -282,7 +282,7 @@ TEST_F(OpsTest, DetachedRunOutlivesTheWebServerKilledWithItsProcessGroup) {
       "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
       "os.killpg(0, signal.SIGTERM)\n"
       "os.killpg(0, signal.SIGKILL)\n",
-      RBDSYNC_BINARY};
+      RBDSYNC_TEST_BINARY};
   for (const auto& arg : run_args({"--pool", pool, "--detach", "--json", "--trigger", "web"})) {
     server.push_back(arg);
   }
@@ -356,7 +356,7 @@ TEST_F(OpsTest, StderrThatIsTheJournalGetsSyslogPrioritiesAndOtherStderrPlainLin
     // stat -c '%d:%i' is the device and inode as systemd writes them.
     const std::string script = ": >" + file + " && : >" + named +
                                " && JOURNAL_STREAM=$(stat -c '%d:%i' " + named + ") exec " +
-                               RBDSYNC_BINARY + " " + args + " 2>>" + file;
+                               RBDSYNC_TEST_BINARY + " " + args + " 2>>" + file;
     return run_program({"/bin/sh", "-c", script}, 60);
   };
   const std::string failing = "run --log-level info --lock-file " + lock_file +

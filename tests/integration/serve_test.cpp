@@ -47,7 +47,7 @@ class ServeConnection {
         argv.insert(argv.end(), {"--connection", connection.c_str()});
       }
       argv.push_back(nullptr);
-      ::execv(RBDSYNC_BINARY, const_cast<char* const*>(argv.data()));
+      ::execv(RBDSYNC_TEST_BINARY, const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }
     m_starters_copy = ends[1];

@@ -9,9 +9,9 @@
 namespace rbdsync::testing {
 
 /// The text of `relative` (e.g. "README.md") in the source tree, which tests/CMakeLists.txt
-/// passes as RBDSYNC_SOURCE_DIR; throws naming the path when it cannot be read.
+/// passes as RBDSYNC_TEST_SOURCE_DIR; throws naming the path when it cannot be read.
 inline std::string read_source_file(const std::string& relative) {
-  const std::string path = std::string(RBDSYNC_SOURCE_DIR) + "/" + relative;
+  const std::string path = std::string(RBDSYNC_TEST_SOURCE_DIR) + "/" + relative;
   std::ifstream file(path);
   if (!file) {
     throw std::runtime_error("cannot read " + path);

@@ -14,6 +14,8 @@ import os
 import re
 import sys
 
+from tree_check import report, tree_root
+
 ENTRY = re.compile(r"^(src/\S*/)\s")
 SOURCE = re.compile(r"^(.+?)\.(cpp|hpp|hpp\.in)$")
 
@@ -64,11 +66,7 @@ def findings(root):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-    found = findings(root)
-    for line in found:
-        print(line)
-    return 1 if found else 0
+    return report(findings(tree_root(sys.argv)))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import os
 import re
 import sys
 
+from tree_check import report, tree_root
+
 SCANNED = ["scripts", "tests", "bench", ".ci", "contrib/django/rbdsync_console/tests",
            "contrib/django/demo_site/test_settings.py"]
 SKIPPED = ["tests/lint/", "scripts/check-env-vars.py"]
@@ -116,11 +118,7 @@ def findings(root):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-    found = findings(root)
-    for line in found:
-        print(line)
-    return 1 if found else 0
+    return report(findings(tree_root(sys.argv)))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import os
 import re
 import sys
 
+from tree_check import report, tree_root
+
 FOLDER_FILES = 20
 FILE_LINES = 600
 FUNCTION_OPT_OUT = re.compile(r"NOLINT(NEXTLINE)?\(readability-function-size\)")
@@ -96,12 +98,9 @@ def findings(sizes, allowed):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    root = tree_root(sys.argv)
     allow_list = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "scripts", "limits-allowed.txt")
-    found = findings(measure(root), read_allowed(allow_list))
-    for line in found:
-        print(line)
-    return 1 if found else 0
+    return report(findings(measure(root), read_allowed(allow_list)))
 
 
 if __name__ == "__main__":

@@ -27,9 +27,9 @@
 #                             run inside it; DIR and the ports are shared with the host,
 #                             so a client built here talks to it as to any cluster.
 #                             Recorded in DIR: stop/status/kill-mon/start-mon follow it.
-#                             env.sh exports it too, for the tests that run that
-#                             release's rbd CLI (a shell that sourced it starts its
-#                             next cluster in that root as well).
+#                             env.sh then exports RBDSYNC_TEST_CEPH_ROOT (below), a
+#                             name of its own, so that a shell that sourced it does
+#                             not start its next cluster in that root too.
 #   RBDSYNC_CEPH_OSD_MEMORY_TARGET  bytes (default 1073741824, a quarter of Ceph's
 #                             4 GiB: a test cluster holds little). Benchmarks of
 #                             100,000 images set Ceph's default, or bluestore's
@@ -46,7 +46,8 @@
 #   RBDSYNC_TEST_CEPH_ID        rbdsync  (caps: mon/osd/mgr 'profile rbd')
 #   RBDSYNC_TEST_CEPH_ADMIN_ID  admin
 #   RBDSYNC_TEST_CEPH_DIR       DIR
-#   RBDSYNC_CEPH_ROOT           the root, for a cluster started in one
+#   RBDSYNC_TEST_CEPH_ROOT      the root, for a cluster started in one (the tests run
+#                               that release's rbd and ceph CLIs in it)
 # ceph.conf sets `keyring = DIR/$cluster.$name.keyring`, so both users' keys
 # (DIR/ceph.client.admin.keyring, DIR/ceph.client.rbdsync.keyring) are found
 # from the conf alone: `rbd --id rbdsync ls POOL`, `ceph --id admin -s`.
@@ -389,7 +390,7 @@ write_env() {
         echo "export RBDSYNC_TEST_CEPH_ID=rbdsync"
         echo "export RBDSYNC_TEST_CEPH_ADMIN_ID=admin"
         if [[ -n ${RBDSYNC_IN_CEPH_ROOT:-} ]]; then
-            printf 'export RBDSYNC_CEPH_ROOT=%q\n' "$RBDSYNC_IN_CEPH_ROOT"
+            printf 'export RBDSYNC_TEST_CEPH_ROOT=%q\n' "$RBDSYNC_IN_CEPH_ROOT"
         fi
     } > "$DIR/env.sh"
 }

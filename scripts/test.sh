@@ -137,7 +137,7 @@ start_services() {
 }
 part "start the Ceph cluster and PostgreSQL" start_services || exit 1
 # The ports and root asked for are those of these two; --all's other clusters and servers
-# (the roots') take free ports beside them.
+# (the roots') take free ports beside them, each in the root test.sh names.
 unset RBDSYNC_CEPH_PORT RBDSYNC_PG_PORT RBDSYNC_CEPH_ROOT
 # shellcheck source=/dev/null
 source "$work/ceph/env.sh"

@@ -10,7 +10,7 @@ rook-ceph-mon-endpoints (the mons as `a=ADDR`), the Secret rook-ceph-client-rbd-
 conninfos) and the Secret rbd-sync-pgpass.
 
 Environment: RBDSYNC_TEST_IMAGE (the image's name), RBDSYNC_TEST_CEPH_CONF,
-RBDSYNC_TEST_CEPH_ADMIN_ID, RBDSYNC_CEPH_ROOT (the root whose ceph and rbd CLIs run
+RBDSYNC_TEST_CEPH_ADMIN_ID, RBDSYNC_TEST_CEPH_ROOT (the root whose ceph and rbd CLIs run
 the cluster), RBDSYNC_TEST_DB and PGPASSFILE, CONTAINERS_CONF and
 CONTAINERS_STORAGE_CONF (scripts/podman-env.sh). A missing one fails the test.
 """
@@ -50,7 +50,7 @@ def required(name):
 def ceph_cli(tool, *args):
     """Runs the cluster's own release's CLI (in its root) as the admin; returns stdout."""
     argv = [os.path.join(SOURCE, "scripts", "debian-root.sh"), "run",
-            required("RBDSYNC_CEPH_ROOT"), tool, "--conf", required("RBDSYNC_TEST_CEPH_CONF"),
+            required("RBDSYNC_TEST_CEPH_ROOT"), tool, "--conf", required("RBDSYNC_TEST_CEPH_CONF"),
             "--id", required("RBDSYNC_TEST_CEPH_ADMIN_ID"), *args]
     return subprocess.run(argv, capture_output=True, text=True, check=True, timeout=120).stdout
 

@@ -186,11 +186,11 @@ void run_script(const std::string& name, const std::vector<std::string>& args) {
 namespace {
 
 /// The argv of Ceph's CLI `tool` with the test cluster's conf and admin user: the
-/// cluster's own release's (RBDSYNC_CEPH_ROOT: a cluster started from a root of
+/// cluster's own release's (RBDSYNC_TEST_CEPH_ROOT: a cluster started from a root of
 /// scripts/debian-root.sh, whose tools are run in there), else the host's.
 std::vector<std::string> ceph_cli(const char* tool) {
   std::vector<std::string> argv;
-  const char* root = std::getenv("RBDSYNC_CEPH_ROOT");
+  const char* root = std::getenv("RBDSYNC_TEST_CEPH_ROOT");
   if (root != nullptr && *root != '\0') {
     argv = {std::string(RBDSYNC_TEST_SOURCE_DIR) + "/scripts/debian-root.sh", "run", root};
   }

@@ -128,7 +128,6 @@ class LeastPrivilegeTest : public IntegrationTest,
     ceph.write(pool_b, "data-in-a", 0, k_mib);
   }
 
-  /// Clones `parent`@s1 of `pool` into `child_pool` in clone format `format`.
   /// An 8 MiB image `parent` in pool_b with snapshot s1, and its clone `child` in
   /// `child_pool` in clone format `format`.
   void parent_and_clone(const std::string& parent, bool protect, const std::string& child_pool,
@@ -138,6 +137,7 @@ class LeastPrivilegeTest : public IntegrationTest,
     clone(pool_b, parent, child_pool, child, format);
   }
 
+  /// Clones `parent`@s1 of `pool` into `child_pool` in clone format `format`.
   void clone(const std::string& pool, const std::string& parent, const std::string& child_pool,
              const std::string& child, std::uint64_t format) {
     librados::IoCtx parent_io = ceph.io(pool);

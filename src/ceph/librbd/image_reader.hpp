@@ -27,14 +27,12 @@ inventory::TrashEntry trash_entry(const inventory::Pool& pool, const std::string
 std::optional<sync::ImageRead> refuse_damaged_layout(librados::IoCtx& io,
                                                      const inventory::ImageRef& ref);
 
-/// The fallback reason of an image librbd was not permitted to open.
-
-/// Reads one listed image through librbd (after refuse_damaged_layout()). What this client may
-/// not read (ceph/not_permitted.hpp: the clones of a snapshot, the name of a group, usage
-/// in a data pool) is stored as unknown with its reason. A fallback
-/// (Fallback::librbd_not_permitted) when librbd was not permitted to open the image at all
-/// (EPERM/EACCES): librbd opens a clone's parent with it, and this client may not read the parent's
-/// pool; the caller decodes its header instead (read_images_direct()).
+/// Reads one listed image through librbd (after refuse_damaged_layout()). What this
+/// client may not read (ceph/not_permitted.hpp: the clones of a snapshot, the name of a
+/// group, usage in a data pool) is stored as unknown with its reason. A fallback
+/// (Fallback::librbd_not_permitted) when librbd was not permitted to open the image at
+/// all (EPERM/EACCES): librbd opens a clone's parent with it, and this client may not
+/// read the parent's pool; the caller decodes its header instead (read_images_direct()).
 OrFallback<sync::ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io,
                                        const inventory::Pool& pool, const inventory::ImageRef& ref,
                                        bool exact_usage);

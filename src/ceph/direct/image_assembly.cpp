@@ -1,5 +1,6 @@
 #include "ceph/direct/image_assembly.hpp"
 
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -193,16 +194,24 @@ class Assembler {
     return out;
   }
 
+  /// `out` with `field` set to what `step` found, or `step`'s verdict after `prefix`.
+  template <typename T>
+  static OrFallback<Image> with(OrFallback<T> step, T Image::*field, Image out,
+                                std::string_view prefix = {}) {
+    if (!step.ok()) {
+      return step.template carry<Image>(prefix);
+    }
+    out.*field = std::move(*step.value);
+    return OrFallback<Image>::of(std::move(out));
+  }
+
   /// `out` with the parent librbd reports for a clone.
   OrFallback<Image> with_parent(const DecodedHeader& header, Image out) {
-    if (header.parent) {
-      auto parent = m_links.parent(*header.parent, header.size_bytes);
-      if (!parent.ok()) {
-        return parent.carry<Image>(k_clone_prefix);
-      }
-      out.parent = std::move(*parent.value);
+    if (!header.parent) {
+      return OrFallback<Image>::of(std::move(out));
     }
-    return OrFallback<Image>::of(std::move(out));
+    return with(m_links.parent(*header.parent, header.size_bytes), &Image::parent, std::move(out),
+                k_clone_prefix);
   }
 
   /// `out` with its mirroring, as the librbd reader reads it in a pool with mirroring
@@ -214,25 +223,17 @@ class Assembler {
     if (!m_mirror->fallback_reason.empty()) {
       return OrFallback<Image>::fall_back(m_mirror->fallback_reason);
     }
-    auto mirroring =
-        image_mirroring(m_mirror->entry ? &*m_mirror->entry : nullptr, header.snapshots);
-    if (!mirroring.ok()) {
-      return mirroring.carry<Image>();
-    }
-    out.mirroring = std::move(*mirroring.value);
-    return OrFallback<Image>::of(std::move(out));
+    return with(image_mirroring(m_mirror->entry ? &*m_mirror->entry : nullptr, header.snapshots),
+                &Image::mirroring, std::move(out));
   }
 
   /// `out` with the group librbd reports for a group member.
   OrFallback<Image> with_group(const DecodedHeader& header, Image out) {
-    if (header.group) {
-      auto group = m_links.group(*header.group, m_ref.pool_namespace);
-      if (!group.ok()) {
-        return group.carry<Image>(k_group_prefix);
-      }
-      out.group = std::move(*group.value);
+    if (!header.group) {
+      return OrFallback<Image>::of(std::move(out));
     }
-    return OrFallback<Image>::of(std::move(out));
+    return with(m_links.group(*header.group, m_ref.pool_namespace), &Image::group, std::move(out),
+                k_group_prefix);
   }
 
   /// `out` with its watchers and lockers.

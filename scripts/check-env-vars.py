@@ -13,6 +13,9 @@ What counts as a read:
         getenv("NAME"), required_env("NAME"), required("NAME"), environ.get("NAME"),
         environ["NAME"] (not an assignment to it).
 A row is also read when a shell file expands it ($NAME): CEPH_CONF, PGPASSFILE.
+And every RBDSYNC_ variable a shell file there sets (NAME=... or export NAME) must be
+read: a row of the table, or the product's (named in src/, cron/ or the console's
+settings), so that a script setting a name nothing reads any more is found too.
 tests/lint/ and this script are skipped: they hold made-up names.
 
 usage: check-env-vars.py [SOURCE_ROOT]
@@ -29,6 +32,9 @@ SCANNED = ["scripts", "tests", "bench", ".ci", "contrib/django/rbdsync_console/t
 SKIPPED = ["tests/lint/", "scripts/check-env-vars.py"]
 # Read by the tests, set in the core: only its getenv calls count, for the rows check.
 READ_ONLY = ["src"]
+# The product's own files: a variable named there is the product's, which the scripts
+# and tests may set (RBDSYNC_CRON, RBDSYNC_CONSOLE_DB, ...).
+PRODUCT = ["src", "cron", "contrib/django/demo_site/settings.py"]
 # Read in those folders, but not the suite's to list: the system's and /etc/os-release's,
 # libpq's and Debian's own, the product's (docs/operations.md), a script's own variable.
 NOT_THE_SUITES = {"TMPDIR", "VERSION_ID", "VERSION_CODENAME", "DEB_BUILD_OPTIONS",
@@ -41,6 +47,9 @@ PREFIXED = re.compile(r"\$\{?(RBDSYNC_[A-Z0-9_]*[A-Z0-9])")
 EXPANDED = re.compile(r"\$\{?([A-Z][A-Z0-9_]*)")
 CALL = re.compile(r"""\b(?:getenv|required_env|required|environ\.get|environ\[)\(?\s*["']([A-Z][A-Z0-9_]*)["']""")
 ASSIGNED = re.compile(r"\s*\]\s*=[^=]")
+# A shell setting of a variable: NAME=value (alone, or before a command) or export NAME;
+# not cmake's -DNAME=.
+WRITTEN = re.compile(r"(?<![\w-])(?:export\s+)?(RBDSYNC_[A-Z0-9_]*[A-Z0-9])=")
 
 
 def rows(doc):
@@ -100,6 +109,33 @@ def reads(root):
     return listed, expanded | set(listed)
 
 
+def written(root):
+    """RBDSYNC_ name -> the first shell file of SCANNED that sets it."""
+    found = {}
+    for relative, full in files(root, SCANNED):
+        try:
+            with open(full, encoding="utf-8") as f:
+                text = f.read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        if is_shell(relative, text):
+            for name in WRITTEN.findall(text):
+                found.setdefault(name, relative)
+    return found
+
+
+def product_names(root):
+    """Every RBDSYNC_ name the product's files mention."""
+    names = set()
+    for _, full in files(root, PRODUCT):
+        try:
+            with open(full, encoding="utf-8") as f:
+                names.update(re.findall(r"RBDSYNC_[A-Z0-9_]*[A-Z0-9]", f.read()))
+        except (UnicodeDecodeError, OSError):
+            continue
+    return names
+
+
 def findings(root):
     doc = os.path.join(root, "docs", "testing.md")
     table = rows(doc)
@@ -114,6 +150,10 @@ def findings(root):
     for name in sorted(table - read):
         found.append(f"docs/testing.md: the row {name} is read nowhere in "
                      f"{', '.join(SCANNED[:4])}: remove the row, or correct its name")
+    sets = written(root)
+    for name in sorted(set(sets) - table - NOT_THE_SUITES - product_names(root)):
+        found.append(f"{sets[name]}: sets {name}, which neither the suite (docs/testing.md's "
+                     "table) nor the product reads: correct the name, or remove the setting")
     return found
 
 

@@ -87,37 +87,36 @@ def is_shell(name, text):
     return name.endswith(".sh") or (first.startswith("#!") and first.rstrip().endswith("sh"))
 
 
+def texts(root, tops):
+    """(relative path, text) of each readable text file below `tops`."""
+    for relative, full in files(root, tops):
+        try:
+            with open(full, encoding="utf-8") as f:
+                yield relative, f.read()
+        except (UnicodeDecodeError, OSError):
+            continue
+
+
 def reads(root):
     """(name -> first file that reads it, as a knob of the suite; names expanded at all)"""
     listed, expanded = {}, set()
-    for relative, full in files(root, SCANNED):
-        try:
-            with open(full, encoding="utf-8") as f:
-                text = f.read()
-        except (UnicodeDecodeError, OSError):
-            continue
+    for relative, text in texts(root, SCANNED):
         names = [m.group(1) for m in CALL.finditer(text) if not ASSIGNED.match(text, m.end())]
         if is_shell(relative, text):
             names += DEFAULTED.findall(text) + PREFIXED.findall(text)
             expanded.update(EXPANDED.findall(text))
         for name in names:
             listed.setdefault(name, relative)
-    for _, full in files(root, READ_ONLY):
-        if full.endswith((".cpp", ".hpp")):
-            with open(full, encoding="utf-8") as f:
-                expanded.update(CALL.findall(f.read()))
+    for relative, text in texts(root, READ_ONLY):
+        if relative.endswith((".cpp", ".hpp")):
+            expanded.update(CALL.findall(text))
     return listed, expanded | set(listed)
 
 
 def written(root):
     """RBDSYNC_ name -> the first shell file of SCANNED that sets it."""
     found = {}
-    for relative, full in files(root, SCANNED):
-        try:
-            with open(full, encoding="utf-8") as f:
-                text = f.read()
-        except (UnicodeDecodeError, OSError):
-            continue
+    for relative, text in texts(root, SCANNED):
         if is_shell(relative, text):
             for name in WRITTEN.findall(text):
                 found.setdefault(name, relative)
@@ -126,14 +125,8 @@ def written(root):
 
 def product_names(root):
     """Every RBDSYNC_ name the product's files mention."""
-    names = set()
-    for _, full in files(root, PRODUCT):
-        try:
-            with open(full, encoding="utf-8") as f:
-                names.update(re.findall(r"RBDSYNC_[A-Z0-9_]*[A-Z0-9]", f.read()))
-        except (UnicodeDecodeError, OSError):
-            continue
-    return names
+    return {name for _, text in texts(root, PRODUCT)
+            for name in re.findall(r"RBDSYNC_[A-Z0-9_]*[A-Z0-9]", text)}
 
 
 def findings(root):

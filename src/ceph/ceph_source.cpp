@@ -110,16 +110,6 @@ struct CephSource::Cluster {
 
   /// The pool's context in its default namespace.
   librados::IoCtx& pool_context(const Pool& pool) { return contexts.at(pool, ""); }
-
-  /// Counts how a page was read: the one place read_methods is written.
-  void count_reads(const PageReads& reads) {
-    for (const auto& [way, count] : reads.images) {
-      read_methods.images[way] += count;
-    }
-    for (const auto& [reason, count] : reads.fallbacks) {
-      read_methods.fallbacks[reason] += count;
-    }
-  }
 };
 
 CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cluster>()) {
@@ -403,7 +393,8 @@ sync::ImageRead CephSource::read_image(const Pool& pool, const ImageRef& ref) {
 
 void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& refs,
                               const sync::UsageMarks* marks, const OnPageRead& on_read) {
-  m_cluster->count_reads(m_cluster->batch_reader->read(pool, refs, marks, on_read));
+  // The one place read_methods is written.
+  m_cluster->read_methods.add(m_cluster->batch_reader->read(pool, refs, marks, on_read));
 }
 
 bool CephSource::keeps_stored_usage() const {

@@ -21,17 +21,12 @@ using OnPageRead = std::function<void(std::size_t index, sync::ImageRead read)>;
 /// Images the direct reader handed to librbd, by reason (ceph/fallback_reason.hpp).
 using FallbackCounts = std::map<std::string, std::size_t>;
 
-/// How a batch reader read a page: images by way ("header": decoded from their headers,
-/// "librbd": opened through librbd; a way the reader reports is listed in --json's
-/// read.images even at 0), and why the direct reader handed images to librbd.
-struct PageReads {
-  std::map<std::string, std::size_t> images;
-  FallbackCounts fallbacks;
-};
-
 /// One way of reading a page of one pool's images: the direct reader
 /// (ceph/direct/direct_reader.hpp) or the librbd reader (ceph/librbd/librbd_batch.hpp).
-/// CephSource holds the sync's one and counts what it answers.
+/// CephSource holds the sync's one and counts what it answers: images by way ("header":
+/// decoded from their headers, "librbd": opened through librbd; a way the reader reports
+/// is listed in --json's read.images even at 0), and why the direct reader handed images
+/// to librbd.
 class BatchReader {
  public:
   BatchReader() = default;
@@ -45,8 +40,9 @@ class BatchReader {
   /// says how. `marks`: the stored images' usage marks, nullptr when none may be carried
   /// (the librbd reader carries none). Throws as CephSource::read_image() does, after
   /// the reads in flight have finished.
-  virtual PageReads read(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
-                         const sync::UsageMarks* marks, const OnPageRead& on_read) = 0;
+  virtual sync::ReadMethods read(const inventory::Pool& pool,
+                                 const std::vector<inventory::ImageRef>& refs,
+                                 const sync::UsageMarks* marks, const OnPageRead& on_read) = 0;
 };
 
 }  // namespace rbdsync::ceph

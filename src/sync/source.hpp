@@ -75,6 +75,16 @@ struct ImageRead {
 struct ReadMethods {
   std::map<std::string, std::size_t> images;
   std::map<std::string, std::size_t> fallbacks;
+
+  /// Adds `more`'s counts to these (a way or reason only `more` has is added, at its count).
+  void add(const ReadMethods& more) {
+    for (const auto& [way, count] : more.images) {
+      images[way] += count;
+    }
+    for (const auto& [reason, count] : more.fallbacks) {
+      fallbacks[reason] += count;
+    }
+  }
 };
 
 /// Where an inventory is read from. The real one is ceph::CephSource; tests use a fake.

@@ -212,7 +212,8 @@ DirectRead direct_read(CephAdmin& ceph, const std::string& pool,
   const std::vector<inventory::ImageRef> refs = list2_refs(io);
   DirectRead read;
   ceph::IoContexts contexts(rados);
-  ceph::DirectReadContext context{rados, rbd, contexts, pool_info};
+  ceph::CloneLinks links(rados, contexts);
+  ceph::DirectReadContext context{rados, rbd, contexts, links, pool_info};
   context.limits = limits;
   ceph::read_images_direct(
       context, refs,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <utility>
 
 #include "ceph/direct/image_assembly.hpp"
@@ -50,14 +49,8 @@ class PoolRead {
         m_refs(refs),
         m_on_read(on_read),
         m_fallbacks(fallbacks),
-        m_assembly{context.rados,
-                   context.contexts,
-                   context.pool,
-                   context.exact_usage,
-                   m_known_options,
-                   context.links != nullptr ? *context.links
-                                            : m_own_links.emplace(context.rados, context.contexts),
-                   context.marks},
+        m_assembly{context.rados,   context.contexts, context.pool, context.exact_usage,
+                   m_known_options, context.links,    context.marks},
         m_mirroring(read_mirroring(context.contexts, context.pool, refs)),
         m_batch(std::max<std::size_t>(1, std::min(context.limits.images, refs.size()))),
         m_budget(context.limits.map_bytes),
@@ -159,7 +152,6 @@ class PoolRead {
   const OnPageRead& m_on_read;
   FallbackCounts& m_fallbacks;
   std::map<std::string, bool> m_known_options;
-  std::optional<CloneLinks> m_own_links;
   AssemblyContext m_assembly;
   const std::vector<MirrorLookup> m_mirroring;
   Batch m_batch;
@@ -175,14 +167,13 @@ void read_images_direct(const DirectReadContext& context, const std::vector<Imag
   PoolRead(context, refs, on_read, fallbacks).run();
 }
 
-PageReads DirectReader::read(const inventory::Pool& pool, const std::vector<ImageRef>& refs,
-                             const sync::UsageMarks* marks, const OnPageRead& on_read) {
-  DirectReadContext context{m_rados, m_rbd, m_contexts, pool};
+sync::ReadMethods DirectReader::read(const inventory::Pool& pool, const std::vector<ImageRef>& refs,
+                                     const sync::UsageMarks* marks, const OnPageRead& on_read) {
+  DirectReadContext context{m_rados, m_rbd, m_contexts, m_links, pool};
   context.exact_usage = m_exact_usage;
-  context.links = &m_links;
   context.librbd = m_librbd;
   context.marks = marks;
-  PageReads reads;
+  sync::ReadMethods reads;
   read_images_direct(context, refs, on_read, reads.fallbacks);
   std::size_t through_librbd = 0;
   for (const auto& [reason, count] : reads.fallbacks) {

@@ -44,11 +44,10 @@ struct DirectReadContext {
   librbd::RBD& rbd;
   /// The pool's contexts; an image is read in its namespace's.
   IoContexts& contexts;
+  /// Clones' parents and snapshots' clone v1 children, a cache for the whole sync.
+  CloneLinks& links;
   const inventory::Pool& pool;
   bool exact_usage = false;
-  /// Clones' parents and snapshots' clone v1 children, a cache for the whole sync
-  /// (nullptr: one for this read).
-  CloneLinks* links = nullptr;
   LibrbdFallback librbd = LibrbdFallback::allowed;
   DirectReadLimits limits{};
   /// The stored images' usage marks; nullptr when none may be carried.
@@ -84,8 +83,8 @@ class DirectReader final : public BatchReader {
         m_exact_usage(exact_usage),
         m_librbd(librbd) {}
 
-  PageReads read(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
-                 const sync::UsageMarks* marks, const OnPageRead& on_read) override;
+  sync::ReadMethods read(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
+                         const sync::UsageMarks* marks, const OnPageRead& on_read) override;
 
  private:
   librados::Rados& m_rados;

@@ -192,12 +192,12 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, IoContexts& contex
   return refused;
 }
 
-PageReads LibrbdReader::read(const inventory::Pool& pool,
-                             const std::vector<inventory::ImageRef>& refs,
-                             const sync::UsageMarks* /*marks*/, const OnPageRead& on_read) {
+sync::ReadMethods LibrbdReader::read(const inventory::Pool& pool,
+                                     const std::vector<inventory::ImageRef>& refs,
+                                     const sync::UsageMarks* /*marks*/, const OnPageRead& on_read) {
   const std::vector<std::size_t> refused =
       read_images_librbd(m_rbd, m_contexts, pool, refs, m_exact_usage, on_read);
-  PageReads reads;
+  sync::ReadMethods reads;
   reads.images["librbd"] = refs.size() - refused.size();
   if (refused.empty()) {
     return reads;
@@ -207,10 +207,9 @@ PageReads LibrbdReader::read(const inventory::Pool& pool,
   for (const std::size_t index : refused) {
     decoded.push_back(refs[index]);
   }
-  m_refused.read(pool, decoded, nullptr, [&](std::size_t at, sync::ImageRead read) {
+  reads.add(m_refused.read(pool, decoded, nullptr, [&](std::size_t at, sync::ImageRead read) {
     on_read(refused[at], std::move(read));
-  });
-  reads.images["header"] = decoded.size();
+  }));
   reads.fallbacks[fallback_text(Fallback::librbd_not_permitted)] = decoded.size();
   spdlog::info(
       "pool '{}': {} images decoded from their headers: librbd was not permitted to open them",

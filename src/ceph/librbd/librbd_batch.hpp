@@ -40,8 +40,8 @@ class LibrbdReader final : public BatchReader {
   LibrbdReader(librbd::RBD& rbd, IoContexts& contexts, bool exact_usage, BatchReader& refused)
       : m_rbd(rbd), m_contexts(contexts), m_exact_usage(exact_usage), m_refused(refused) {}
 
-  PageReads read(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
-                 const sync::UsageMarks* marks, const OnPageRead& on_read) override;
+  sync::ReadMethods read(const inventory::Pool& pool, const std::vector<inventory::ImageRef>& refs,
+                         const sync::UsageMarks* marks, const OnPageRead& on_read) override;
 
  private:
   librbd::RBD& m_rbd;

@@ -538,8 +538,8 @@ unset CEPH_ARGS
 # A cluster of another release runs inside its root: this script again, in there (the
 # tree is bound at its own path), once.
 if [[ -z ${RBDSYNC_IN_CEPH_ROOT:-} ]]; then
-    # The knob for start; the other commands follow the record (env.sh exports the knob,
-    # so a shell may hold that of another cluster).
+    # The knob for start; the other commands follow the cluster's record alone: a shell
+    # may still hold the knob it started another cluster with.
     ceph_root=
     if [[ $1 == start ]]; then
         ceph_root=${RBDSYNC_CEPH_ROOT:-}

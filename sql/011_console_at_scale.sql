@@ -41,7 +41,7 @@ CREATE STATISTICS rbdsync.images_lower_name ON (lower(name COLLATE rbdsync.natur
 
 -- A pool's image figures, so that the pool cards read one row per pool instead of
 -- aggregating every image on every page load. rbd-sync writes them with the rest of the
--- pool's row (db/usage_history.cpp): a new row when any figure changed. NULL in rows
+-- pool's row (db/history.cpp): a new row when any figure changed. NULL in rows
 -- written before this migration, except each pool's latest row, filled here from the
 -- images as the last committed sync left them.
 ALTER TABLE rbdsync.pool_usage_history

@@ -14,13 +14,12 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
-#include "db/history_retention.hpp"
+#include "db/history.hpp"
 #include "db/migrations.hpp"
 #include "db/pg_connection.hpp"
 #include "db/rows/inventory_rows.hpp"
 #include "db/rows/staging.hpp"
 #include "db/rows/table_sync.hpp"
-#include "db/usage_history.hpp"
 #include "sync/usage_marks.hpp"
 
 namespace rbdsync::db {

@@ -39,7 +39,7 @@ class PgStore : public sync::InventorySink {
   void set_run_id(const std::string& run_id);
 
   /// How many days of run history and usage history the next transactions keep: each
-  /// store() deletes what is older (db/history_retention.hpp). 0 keeps everything, the
+  /// store() deletes what is older (db/history.hpp). 0 keeps everything, the
   /// default of a PgStore; `rbd-sync run` sets --history-days.
   void set_history_days(int days);
 

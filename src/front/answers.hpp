@@ -41,13 +41,13 @@ nlohmann::json busy_json(const BusyHolder& holder, std::time_t now, int exit_cod
 /// The --json object of a failure (what print_error prints); `run_id` "" gives null.
 nlohmann::json error_json(const Error& error, const std::string& run_id);
 
-/// The guard was busy: `rbd-sync: already running: <holder>` on stderr, and with
-/// --format json one object on stdout with the same facts.
 /// `run --detach`: the run `run_id` (process `pid`) holds both guards and goes on in the
 /// background, logging to `log_path`.
 void print_started(const std::string& run_id, int pid, const std::string& log_path,
                    const cli::Config& config);
 
+/// The guard was busy: `rbd-sync: already running: <holder>` on stderr, and with
+/// --format json one object on stdout with the same facts.
 void print_already_running(const BusyHolder& holder, const cli::Config& config);
 
 /// A failure: `rbd-sync: error: <message> (hint: <hint>)` on stderr, and with --format

@@ -12,11 +12,6 @@
 
 namespace rbdsync::ceph {
 
-/// Reads one listed image through librbd, read-only. `io` is the image's pool, already
-/// set to the image's namespace. A failure confined to the image becomes the `gone` or
-/// `failed` outcome; an errno that means the cluster is in trouble (is_cluster_errno)
-/// throws Error. `exact_usage` computes usage even where no valid fast-diff map makes it
-/// cheap (what `rbd du` does then: slow, object by object).
 /// The inventory's view of a trash entry of `pool` in namespace `pool_namespace`.
 inventory::TrashEntry trash_entry(const inventory::Pool& pool, const std::string& pool_namespace,
                                   const librbd::trash_image_info_t& info);
@@ -27,8 +22,12 @@ inventory::TrashEntry trash_entry(const inventory::Pool& pool, const std::string
 std::optional<sync::ImageRead> refuse_damaged_layout(librados::IoCtx& io,
                                                      const inventory::ImageRef& ref);
 
-/// Reads one listed image through librbd (after refuse_damaged_layout()). What this
-/// client may not read (ceph/not_permitted.hpp: the clones of a snapshot, the name of a
+/// Reads one listed image through librbd, read-only (after refuse_damaged_layout()).
+/// `io` is the context of the image's pool and namespace (IoContexts). A failure confined
+/// to the image becomes the `gone` or `failed` outcome; an errno that means the cluster
+/// is in trouble (is_cluster_errno) throws Error. `exact_usage` computes usage even where
+/// no valid fast-diff map makes it cheap (what `rbd du` does then: object by object).
+/// What this client may not read (ceph/not_permitted.hpp: the clones of a snapshot, the name of a
 /// group, usage in a data pool) is stored as unknown with its reason. A fallback
 /// (Fallback::librbd_not_permitted) when librbd was not permitted to open the image at
 /// all (EPERM/EACCES): librbd opens a clone's parent with it, and this client may not

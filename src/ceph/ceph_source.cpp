@@ -84,8 +84,8 @@ void log_direct_reads(const Pool& pool, const sync::ReadMethods& before,
     }
   }
   spdlog::info("pool '{}': {} images decoded from their headers, {} read through librbd{}",
-               pool.name, added(before.images, after.images, "header"),
-               added(before.images, after.images, "librbd"),
+               pool.name, added(before.images, after.images, k_read_from_header),
+               added(before.images, after.images, k_read_through_librbd),
                reasons.empty() ? std::string() : " (" + reasons + ")");
 }
 
@@ -273,7 +273,7 @@ sync::PoolListing CephSource::list_pool(const Pool& pool) {
   }
   for (const std::string& ns : names) {
     list_namespace_trash(pool, ns, listing.trash);
-    listing.image_count += count_directory(m_cluster->contexts.at(pool, ns), ns);
+    listing.image_count += count_directory(m_cluster->contexts.at(pool, ns));
   }
   return listing;
 }
@@ -330,11 +330,11 @@ void CephSource::read_pool_images(const Pool& pool, const sync::UsageMarks& mark
 void CephSource::read_namespace(const Pool& pool, const std::string& ns,
                                 const sync::UsageMarks& marks, const OnRead& on_read) {
   librados::IoCtx& io = m_cluster->contexts.at(pool, ns);
-  std::map<std::string, ImageRef> removing = list_removing_images(io, ns);
+  std::map<std::string, ImageRef> removing = list_removing_images(io);
   if (ns.empty()) {
     read_page(pool, list_format1_images(io), marks, on_read);
   }
-  DirectoryPager pager(io, ns);
+  DirectoryPager pager(io);
   while (std::optional<DirectoryPage> page = pager.next()) {
     // Between its trash entry and its directory entry's removal, an image being removed
     // is in both: met once, in the directory.

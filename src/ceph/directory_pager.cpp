@@ -56,11 +56,8 @@ DirectoryPage directory_page(const std::string& ns,
   return page;
 }
 
-DirectoryPager::DirectoryPager(const librados::IoCtx& io, const std::string& ns,
-                               std::size_t page_size)
-    : m_ns(ns), m_page_size(page_size) {
-  m_io.dup(io);
-  m_io.set_namespace(ns);
+DirectoryPager::DirectoryPager(librados::IoCtx& io, std::size_t page_size)
+    : m_io(io), m_ns(io.get_namespace()), m_page_size(page_size) {
   request();
 }
 
@@ -111,20 +108,17 @@ std::optional<DirectoryPage> DirectoryPager::next() {
   return directory_page(m_ns, entries);
 }
 
-std::vector<inventory::ImageRef> list_format1_images(const librados::IoCtx& io) {
-  librados::IoCtx root;
-  root.dup(io);
-  root.set_namespace("");
+std::vector<inventory::ImageRef> list_format1_images(librados::IoCtx& io) {
   librados::bufferlist data;
-  const int r = root.read(k_directory, data, 0, 0);
+  const int r = io.read(k_directory, data, 0, 0);
   if (r == -ENOENT) {
     return {};
   }
-  check(r, "cannot read the format 1 images of" + of_pool(root, "") + " (rbd_directory)");
+  check(r, "cannot read the format 1 images of" + of_pool(io, "") + " (rbd_directory)");
   const std::optional<std::vector<std::string>> names = decode_format1_directory(data.to_str());
   if (!names) {
     throw sync::PoolDamaged(ExitCode::data,
-                            "the format 1 image list of" + of_pool(root, "") +
+                            "the format 1 image list of" + of_pool(io, "") +
                                 " (rbd_directory's data) cannot be decoded",
                             "check the pool's rbd_directory object (rados -p POOL get "
                             "rbd_directory -); the pool is left out of syncs until it decodes");
@@ -137,19 +131,15 @@ std::vector<inventory::ImageRef> list_format1_images(const librados::IoCtx& io) 
   return images;
 }
 
-std::map<std::string, inventory::ImageRef> list_removing_images(const librados::IoCtx& io,
-                                                                const std::string& ns) {
+std::map<std::string, inventory::ImageRef> list_removing_images(librados::IoCtx& io) {
   constexpr std::uint8_t k_source_removing = 3;  // RBD_TRASH_IMAGE_SOURCE_REMOVING
   const std::string prefix = k_id_prefix;
-  librados::IoCtx in_ns;
-  in_ns.dup(io);
-  in_ns.set_namespace(ns);
+  const std::string ns = io.get_namespace();
   std::map<std::string, inventory::ImageRef> removing;
   std::string after;
   for (bool more = true; more;) {
     std::map<std::string, librados::bufferlist> entries;
-    const int r =
-        in_ns.omap_get_vals2("rbd_trash", after, prefix, k_directory_page, &entries, &more);
+    const int r = io.omap_get_vals2("rbd_trash", after, prefix, k_directory_page, &entries, &more);
     if (r == -ENOENT || (r >= 0 && entries.empty())) {
       break;
     }
@@ -166,10 +156,10 @@ std::map<std::string, inventory::ImageRef> list_removing_images(const librados::
   return removing;
 }
 
-std::size_t count_directory(const librados::IoCtx& io, const std::string& ns) {
-  std::size_t count = list_removing_images(io, ns).size();
-  count += ns.empty() ? list_format1_images(io).size() : 0;
-  DirectoryPager pager(io, ns);
+std::size_t count_directory(librados::IoCtx& io) {
+  std::size_t count = list_removing_images(io).size();
+  count += io.get_namespace().empty() ? list_format1_images(io).size() : 0;
+  DirectoryPager pager(io);
   while (auto page = pager.next()) {
     count += page->images.size() + page->damaged.size();
   }

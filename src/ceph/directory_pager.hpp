@@ -46,10 +46,9 @@ DirectoryPage directory_page(const std::string& ns,
 /// arrives while the current page is being read.
 class DirectoryPager {
  public:
-  /// Sends the request for the first page of namespace `ns` of the pool of `io`; reads
-  /// through a copy of `io`, whose namespace it leaves alone.
-  DirectoryPager(const librados::IoCtx& io, const std::string& ns,
-                 std::size_t page_size = k_directory_page);
+  /// Sends the request for the first page of the namespace of `io` (the context of one
+  /// pool and namespace, IoContexts), which must outlive the pager.
+  explicit DirectoryPager(librados::IoCtx& io, std::size_t page_size = k_directory_page);
   /// Waits for the request in flight: its results are written into this object.
   ~DirectoryPager();
   DirectoryPager(const DirectoryPager&) = delete;
@@ -65,8 +64,8 @@ class DirectoryPager {
   /// Waits for the request in flight and returns its result.
   int wait();
 
-  librados::IoCtx m_io;
-  std::string m_ns;
+  librados::IoCtx& m_io;
+  std::string m_ns;  ///< m_io's, for the pages' refs
   std::size_t m_page_size;
   std::string m_after;  ///< the last key received
   bool m_done = false;
@@ -77,21 +76,21 @@ class DirectoryPager {
   CompletionPtr<librados::AioCompletion> m_reply;
 };
 
-/// The format 1 images of the pool of `io` (names, no ids), from the tmap in the data of
-/// its `rbd_directory`, as librbd lists them: only the default namespace has any. Throws
-/// Error(ExitCode::data) for a tmap that does not decode (its images cannot be told).
-std::vector<inventory::ImageRef> list_format1_images(const librados::IoCtx& io);
+/// The format 1 images of a pool (names, no ids), from the tmap in the data of its
+/// `rbd_directory`, as librbd lists them: only the default namespace has any, so `io` is
+/// the context of that one. Throws Error(ExitCode::data) for a tmap that does not decode
+/// (its images cannot be told).
+std::vector<inventory::ImageRef> list_format1_images(librados::IoCtx& io);
 
-/// The images of namespace `ns` being removed, by id: `rbd rm` moves an image to the
+/// The images of the namespace of `io` being removed, by id: `rbd rm` moves an image to the
 /// trash with source "removing" before it deletes it, and librbd's list2() lists those
 /// as images while librbd's trash_list() leaves them out. Read from `rbd_trash` itself,
 /// a page at a time; an entry that does not decode is left out (it is no image being
 /// removed that this client can name).
-std::map<std::string, inventory::ImageRef> list_removing_images(const librados::IoCtx& io,
-                                                                const std::string& ns);
+std::map<std::string, inventory::ImageRef> list_removing_images(librados::IoCtx& io);
 
-/// How many images the directory of namespace `ns` lists now (format 1 and 2), counted
+/// How many images the directory of the namespace of `io` lists now (format 1 and 2), counted
 /// page by page without keeping them, and the images being removed.
-std::size_t count_directory(const librados::IoCtx& io, const std::string& ns);
+std::size_t count_directory(librados::IoCtx& io);
 
 }  // namespace rbdsync::ceph

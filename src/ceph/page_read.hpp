@@ -12,6 +12,11 @@
 
 namespace rbdsync::ceph {
 
+/// The ways an image is read, as sync::ReadMethods::images and --json's read.images name
+/// them: decoded from its header objects, or opened through librbd.
+inline constexpr const char* k_read_from_header = "header";
+inline constexpr const char* k_read_through_librbd = "librbd";
+
 /// Called by the batch readers with the index of an image into the page of references
 /// they were given and how reading it went. CephSource turns it into the
 /// sync::InventorySource::OnRead of the reference, checking that every image of the

@@ -27,12 +27,6 @@ using Listed = std::set<std::pair<std::string, std::string>>;  ///< (id, name)
 
 constexpr std::uint8_t k_trash_source_removing = 3;  // RBD_TRASH_IMAGE_SOURCE_REMOVING
 
-void check(int r, const std::string& what) {
-  if (r < 0) {
-    throw std::runtime_error(what + " failed: " + std::to_string(r));
-  }
-}
-
 class DirectoryPagerTest : public IntegrationTest {
  protected:
   void SetUp() override {
@@ -122,7 +116,8 @@ TEST_F(DirectoryPagerTest, PagedListingMeetsExactlyWhatList2Lists) {
 
 TEST_F(DirectoryPagerTest, PagesAreCutAtThePageSizeInIdOrder) {
   ceph.create_images(pool, "img", 5, 4);
-  ceph::DirectoryPager pager(ceph.io(pool), "", 2);
+  librados::IoCtx io = ceph.io(pool);
+  ceph::DirectoryPager pager(io, 2);
   std::vector<std::size_t> sizes;
   std::string last_id;
   while (auto page = pager.next()) {

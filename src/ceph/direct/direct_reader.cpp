@@ -179,7 +179,8 @@ sync::ReadMethods DirectReader::read(const inventory::Pool& pool, const std::vec
   for (const auto& [reason, count] : reads.fallbacks) {
     through_librbd += count;
   }
-  reads.images = {{"header", refs.size() - through_librbd}, {"librbd", through_librbd}};
+  reads.images = {{k_read_from_header, refs.size() - through_librbd},
+                  {k_read_through_librbd, through_librbd}};
   return reads;
 }
 

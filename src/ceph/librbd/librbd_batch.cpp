@@ -198,7 +198,7 @@ sync::ReadMethods LibrbdReader::read(const inventory::Pool& pool,
   const std::vector<std::size_t> refused =
       read_images_librbd(m_rbd, m_contexts, pool, refs, m_exact_usage, on_read);
   sync::ReadMethods reads;
-  reads.images["librbd"] = refs.size() - refused.size();
+  reads.images[k_read_through_librbd] = refs.size() - refused.size();
   if (refused.empty()) {
     return reads;
   }

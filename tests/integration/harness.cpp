@@ -40,17 +40,17 @@ constexpr std::uint64_t k_layering_only = 1;
 // object names longer than osd_max_object_name_len (2048) bytes.
 constexpr std::size_t k_longest_image_name = 2048 - std::string_view("rbd_id.").size();
 
-void check(int r, const std::string& what) {
-  if (r < 0) {
-    throw std::runtime_error(what + " failed: " + std::to_string(r));
-  }
-}
-
 std::string quote_ident(const std::string& name) {
   return "\"" + name + "\"";
 }
 
 }  // namespace
+
+void check(int r, const std::string& what) {
+  if (r < 0) {
+    throw std::runtime_error(what + " failed: " + std::to_string(r));
+  }
+}
 
 std::string required_env(const char* name) {
   const char* value = std::getenv(name);

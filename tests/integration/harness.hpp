@@ -67,6 +67,10 @@ void run_script(const std::string& name, const std::vector<std::string>& args);
 /// ctime-style strings in local time) and parses its output; throws when it fails.
 nlohmann::json rbd_json(const std::vector<std::string>& args);
 
+/// A librados or librbd call of a test's set-up: throws naming `what` when it failed
+/// (`r` < 0, a negative errno).
+void check(int r, const std::string& what);
+
 /// Runs `rados ARGS` as the admin client; throws when it fails.
 std::string rados(const std::vector<std::string>& args);
 

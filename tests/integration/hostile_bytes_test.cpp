@@ -24,12 +24,6 @@ using nlohmann::json;
 constexpr int k_exit_partial = 3;
 constexpr int k_exit_internal = 70;
 
-void check(int r, const std::string& what) {
-  if (r < 0) {
-    throw std::runtime_error(what + " failed: " + std::to_string(r));
-  }
-}
-
 std::string le64(std::uint64_t value) {
   std::string out;
   for (int i = 0; i < 8; ++i) {

@@ -29,12 +29,6 @@ constexpr const char* k_group_reason = "not permitted: this client cannot read t
 constexpr const char* k_data_pool_reason =
     "not permitted: this client cannot read the image's data pool";
 
-void check(int r, const std::string& what) {
-  if (r < 0) {
-    throw std::runtime_error(what + " failed: " + std::to_string(r));
-  }
-}
-
 /// A cephx client made for one test with `caps` ({"mon", "profile rbd", "osd", ...}),
 /// its keyring written to `dir`; removed from the cluster (`auth rm`) on destruction.
 class CephClient {

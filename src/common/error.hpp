@@ -1,5 +1,6 @@
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,11 @@ class Error : public std::runtime_error {
   ExitCode m_code;
   std::string m_hint;
 };
+
+/// The Error `caught` stands for: itself when it is one; any other exception is a bug
+/// (exit 70) and says what it was. Where a run's failures are sorted (the front's
+/// answer, the core's run record), so that both tell an unexpected exception alike.
+Error error_of(const std::exception_ptr& caught);
 
 /// `strerror` text for a positive errno value (thread-safe).
 std::string errno_text(int error_number);

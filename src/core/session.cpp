@@ -78,7 +78,7 @@ RunRecord new_run(const cli::Config& config) {
   run.trigger = config.trigger;
   run.requested_by = config.requested_by;
   run.started_at = static_cast<std::int64_t>(std::time(nullptr));
-  run.phase = "connecting";
+  run.phase = phase_name(Phase::connecting);
   return run;
 }
 
@@ -148,22 +148,17 @@ ExitCode RunSession::sync(const OnGuarded& on_guarded) {
   std::optional<sync::SyncReport> report;
   try {
     report = connect_and_sync(on_guarded);
-  } catch (const Error& caught) {
-    return end_failed(caught);
-  } catch (const std::exception& caught) {
-    // Not an rbdsync::Error: a bug (exit 70), but the run still ends as one.
-    return end_failed(Error(ExitCode::internal, std::string("unexpected: ") + caught.what(),
-                            "report this as a bug with the log"));
   } catch (...) {
-    return end_failed(Error(ExitCode::internal, "unexpected non-standard exception",
-                            "report this as a bug with the log"));
+    // An exception that is not an rbdsync::Error is a bug (exit 70), but the run still
+    // ends as one.
+    return end_failed(error_of(std::current_exception()));
   }
   if (!report) {
     return ExitCode::already_running;
   }
   // Committed. Nothing below may turn that into a failure: bookkeeping that fails now
   // is logged, and the run still reports its outcome (exit 0, or 3 when partial).
-  m_run.phase = "done";
+  m_run.phase = phase_name(Phase::done);
   const ExitCode outcome = end(committed_outcome(*report), "", &*report);
   print_sync_report(*report, m_run.run_id, m_config);
   return outcome;
@@ -212,7 +207,7 @@ bool RunSession::claim_cluster(ceph::CephSource& source) {
   if (const int abandoned = m_history->mark_abandoned(m_run.fsid); abandoned > 0) {
     spdlog::warn("marked {} earlier run(s) of cluster {} abandoned", abandoned, m_run.fsid);
   }
-  m_run.phase = "listing";
+  m_run.phase = phase_name(Phase::listing);
   m_history->start(m_run);
   m_row_recorded = true;
   return true;

@@ -28,6 +28,10 @@ inline constexpr const char* k_group_key = "rbd_group_ref";
 /// "fast-diff invalid" (the stored usage reasons, not the flag names); "" when it would.
 std::string unknown_usage_reason(bool fast_diff, std::uint64_t range_flags);
 
+/// The usage reason of a snapshot outside the user namespace (a group's, the trash's, a
+/// mirror's): `rbd du` shows no usage for it either.
+inline constexpr const char* k_not_user_snapshot_reason = "not a user snapshot";
+
 /// Whether a snapshot may have children, so that list_children3() is worth its lookup in
 /// every pool: v1 clones need a protected snapshot, v2 clones set clone-parent on the
 /// parent image (`op_features`).

@@ -31,6 +31,10 @@ inline constexpr std::array<RunStatusInfo, 6> k_run_statuses{{
     {RunStatus::abandoned, "abandoned", "abandoned", false},
 }};
 
+/// What the record of an abandoned run says (the holder record, rbdsync.runs.error): it
+/// ended without recording how (SIGKILL, power loss).
+inline constexpr const char* k_abandoned_message = "the run ended without recording how (killed?)";
+
 /// The status's name, e.g. "succeeded".
 const char* run_status_name(RunStatus status);
 

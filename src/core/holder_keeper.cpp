@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/run_status.hpp"
 #include "common/text.hpp"
 
 namespace rbdsync::core {
@@ -23,7 +24,7 @@ HolderKeeper::HolderKeeper(int fd, RunRecord me) : m_fd(fd) {
     // how it ended (SIGKILL, power loss).
     RunRecord dead = *m_previous.holder;
     dead.status = RunStatus::abandoned;
-    dead.message = "the run ended without recording how (killed?)";
+    dead.message = k_abandoned_message;
     spdlog::warn("previous run {} (pid {} on {}) ended without recording how; marked abandoned",
                  dead.run_id, dead.pid, display_text(dead.host, Controls::escape));
     m_record.last_run = dead;
@@ -34,10 +35,10 @@ HolderKeeper::HolderKeeper(int fd, RunRecord me) : m_fd(fd) {
   write();
 }
 
-void HolderKeeper::on_progress(sync::Phase phase, std::size_t done, std::size_t total) {
+void HolderKeeper::on_progress(Phase phase, std::size_t done, std::size_t total) {
   RunRecord& me = *m_record.holder;
-  const bool new_phase = me.phase != sync::phase_name(phase);
-  me.phase = sync::phase_name(phase);
+  const bool new_phase = me.phase != phase_name(phase);
+  me.phase = phase_name(phase);
   me.done = done;
   me.total = total;
   if (new_phase || done == total ||

@@ -57,6 +57,14 @@ int current_version(pqxx::work& work) {
       .as<int>();
 }
 
+/// The error of a database migrated by a newer rbd-sync than this one (to `found`).
+Error newer_schema(int found) {
+  return Error(ExitCode::config,
+               "database schema version " + std::to_string(found) +
+                   " is newer than this rbd-sync (" + std::to_string(latest_schema_version()) + ")",
+               "upgrade rbd-sync to the version that migrated this database");
+}
+
 /// Throws Error(config) when schema rbdsync exists and belongs to another role than the
 /// one migrating. Its owner may drop, replace or add objects in it (a table the sync
 /// writes, a view the console reads): migrating into it would hand that role what the
@@ -446,10 +454,7 @@ void PgStore::require_current_schema() {
                 "run 'rbd-sync migrate' with the same --db");
   }
   if (found > wanted) {
-    throw Error(ExitCode::config,
-                "database schema version " + std::to_string(found) +
-                    " is newer than this rbd-sync (" + std::to_string(wanted) + ")",
-                "upgrade rbd-sync to the version that migrated this database");
+    throw newer_schema(found);
   }
 }
 
@@ -477,16 +482,9 @@ std::vector<int> PgStore::migrate() {
         "CREATE TABLE IF NOT EXISTS rbdsync.schema_migrations ("
         "version integer PRIMARY KEY, name text NOT NULL, "
         "applied_at timestamptz NOT NULL DEFAULT pg_catalog.now())");
-    const int current =
-        exec_one_row(
-            work, "SELECT coalesce(pg_catalog.max(version), 0) FROM rbdsync.schema_migrations")[0]
-            .as<int>();
+    const int current = current_version(work);
     if (current > latest_schema_version()) {
-      throw Error(ExitCode::config,
-                  "database schema version " + std::to_string(current) +
-                      " is newer than this rbd-sync (" + std::to_string(latest_schema_version()) +
-                      ")",
-                  "upgrade rbd-sync to the version that migrated this database");
+      throw newer_schema(current);
     }
     std::vector<int> applied;
     for (const Migration& migration : migrations()) {

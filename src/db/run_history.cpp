@@ -1,5 +1,6 @@
 #include "db/run_history.hpp"
 
+#include "common/run_status.hpp"
 #include "common/text.hpp"
 
 #include "db/pg_connection.hpp"
@@ -63,9 +64,9 @@ int RunHistory::mark_abandoned(const std::string& fsid) {
     return static_cast<int>(
         exec(work,
              "UPDATE rbdsync.runs SET status = $2, ended_at = pg_catalog.now(), "
-             "error = 'the run ended without recording how (killed?)' "
-             "WHERE fsid = $1 AND status = $3",
-             fsid, run_status_name(RunStatus::abandoned), run_status_name(RunStatus::running))
+             "error = $4 WHERE fsid = $1 AND status = $3",
+             fsid, run_status_name(RunStatus::abandoned), run_status_name(RunStatus::running),
+             std::string(k_abandoned_message))
             .affected_rows());
   });
 }

@@ -325,7 +325,7 @@ class Assembler {
     }
     walk.range_flags |= snap.flags;
     if (snap.namespace_type != k_user_snapshot) {
-      row.value->usage.unknown_reason = "not a user snapshot";
+      row.value->usage.unknown_reason = k_not_user_snapshot_reason;
       walk.between.push_back(&snap);
       return row;
     }

@@ -365,7 +365,7 @@ class Reader {
           usage(walk.fast_diff, walk.flags, walk.first(), i + 1, 0, walk.from(), info.size, what);
       walk.previous_user = i;
     } else {
-      snap.usage.unknown_reason = "not a user snapshot";  // `rbd du` shows none either
+      snap.usage.unknown_reason = k_not_user_snapshot_reason;
     }
     return snap;
   }

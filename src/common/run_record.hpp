@@ -1,11 +1,37 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "common/run_status.hpp"
 
 namespace rbdsync {
+
+/// How far a run got, in order: connecting to Ceph and PostgreSQL, then the sync's own
+/// phases (sync::ProgressObserver is told listing to committing), then done.
+enum class Phase { connecting, listing, reading, writing, committing, done };
+
+/// Every phase with its name as holder records, JSON and the database tell it.
+inline constexpr std::array<std::pair<Phase, const char*>, 6> k_phase_names = {{
+    {Phase::connecting, "connecting"},
+    {Phase::listing, "listing"},
+    {Phase::reading, "reading"},
+    {Phase::writing, "writing"},
+    {Phase::committing, "committing"},
+    {Phase::done, "done"},
+}};
+
+/// The name of `phase` (k_phase_names).
+constexpr const char* phase_name(Phase phase) {
+  for (const auto& entry : k_phase_names) {
+    if (entry.first == phase) {
+      return entry.second;
+    }
+  }
+  return "unknown";
+}
 
 /// One sync run: who runs it, how far it got and how it ended. The holder record in
 /// the lock file, the row in rbdsync.runs, the busy answer, `rbd-sync status` and the
@@ -18,7 +44,7 @@ struct RunRecord {
   std::string requested_by;     ///< who asked for the run (the console's user); "" unsaid
   std::int64_t started_at = 0;  ///< Unix seconds
   std::string fsid;             ///< once connected; not in the holder record
-  std::string phase;            ///< e.g. "reading"
+  std::string phase;            ///< phase_name(): "connecting", "reading", ...
   std::uint64_t done = 0;       ///< images read so far
   std::uint64_t total = 0;      ///< images listed
   RunStatus status = RunStatus::running;

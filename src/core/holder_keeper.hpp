@@ -17,7 +17,7 @@ class HolderKeeper : public sync::ProgressObserver {
   /// Writes the record for `me`. `fd` is the held lock file's descriptor.
   HolderKeeper(int fd, RunRecord me);
 
-  void on_progress(sync::Phase phase, std::size_t done, std::size_t total) override;
+  void on_progress(Phase phase, std::size_t done, std::size_t total) override;
 
   /// Records the end of this run as the last run: the status, end time, exit code and
   /// message of `ended`, with the progress this keeper saw. The record then names no

@@ -14,7 +14,7 @@ constexpr auto k_terminal_interval = std::chrono::milliseconds(100);
 
 }  // namespace
 
-void DatabaseProgress::on_progress(sync::Phase phase, std::size_t done, std::size_t total) {
+void DatabaseProgress::on_progress(Phase phase, std::size_t done, std::size_t total) {
   const auto now = std::chrono::steady_clock::now();
   if (m_written && phase == m_phase && now - m_last_write < k_database_interval) {
     return;
@@ -23,7 +23,7 @@ void DatabaseProgress::on_progress(sync::Phase phase, std::size_t done, std::siz
   m_written = true;
   m_last_write = now;
   try {
-    m_history.progress(m_run_id, sync::phase_name(phase), static_cast<std::int64_t>(done),
+    m_history.progress(m_run_id, phase_name(phase), static_cast<std::int64_t>(done),
                        static_cast<std::int64_t>(total));
   } catch (const Error& error) {
     // Progress is for show; a real database failure fails the run at its next write.
@@ -31,10 +31,10 @@ void DatabaseProgress::on_progress(sync::Phase phase, std::size_t done, std::siz
   }
 }
 
-std::string format_progress_line(sync::Phase phase, std::size_t done, std::size_t total,
+std::string format_progress_line(Phase phase, std::size_t done, std::size_t total,
                                  double elapsed_seconds) {
-  if (phase != sync::Phase::reading || total == 0) {
-    return sync::phase_name(phase);
+  if (phase != Phase::reading || total == 0) {
+    return phase_name(phase);
   }
   std::string line = fmt::format("reading {}/{} images", done, total);
   if (elapsed_seconds > 0.5 && done > 0) {
@@ -53,7 +53,7 @@ TerminalProgress::~TerminalProgress() {
   }
 }
 
-void TerminalProgress::on_progress(sync::Phase phase, std::size_t done, std::size_t total) {
+void TerminalProgress::on_progress(Phase phase, std::size_t done, std::size_t total) {
   const auto now = std::chrono::steady_clock::now();
   if (m_drawn && done != total && now - m_last_draw < k_terminal_interval) {
     return;

@@ -14,7 +14,7 @@ namespace rbdsync::core {
 class ProgressFanOut : public sync::ProgressObserver {
  public:
   void add(sync::ProgressObserver* observer) { m_observers.push_back(observer); }
-  void on_progress(sync::Phase phase, std::size_t done, std::size_t total) override {
+  void on_progress(Phase phase, std::size_t done, std::size_t total) override {
     for (auto* observer : m_observers) {
       observer->on_progress(phase, done, total);
     }
@@ -30,18 +30,18 @@ class DatabaseProgress : public sync::ProgressObserver {
  public:
   DatabaseProgress(db::RunHistory& history, std::string run_id)
       : m_history(history), m_run_id(std::move(run_id)) {}
-  void on_progress(sync::Phase phase, std::size_t done, std::size_t total) override;
+  void on_progress(Phase phase, std::size_t done, std::size_t total) override;
 
  private:
   db::RunHistory& m_history;
   std::string m_run_id;
-  sync::Phase m_phase = sync::Phase::listing;
+  Phase m_phase = Phase::listing;
   bool m_written = false;
   std::chrono::steady_clock::time_point m_last_write;
 };
 
 /// "reading 3120/10000 images, 812/s, ETA 8s": the live line a person at a terminal sees.
-std::string format_progress_line(sync::Phase phase, std::size_t done, std::size_t total,
+std::string format_progress_line(Phase phase, std::size_t done, std::size_t total,
                                  double elapsed_seconds);
 
 /// Redraws format_progress_line() on a terminal (stderr) a few times a second.
@@ -51,7 +51,7 @@ class TerminalProgress : public sync::ProgressObserver {
   ~TerminalProgress() override;
   TerminalProgress(const TerminalProgress&) = delete;
   TerminalProgress& operator=(const TerminalProgress&) = delete;
-  void on_progress(sync::Phase phase, std::size_t done, std::size_t total) override;
+  void on_progress(Phase phase, std::size_t done, std::size_t total) override;
 
  private:
   std::FILE* m_terminal;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/run_record.hpp"
 #include "common/run_status.hpp"
 #include "common/text.hpp"
 #include "front/journal.hpp"
@@ -118,7 +119,7 @@ std::string describe_holder(const BusyHolder& holder, std::time_t now) {
                      trigger_text(run) + ", started " +
                      time_text(run.started_at, "%H:%M:%S", false) + " (" +
                      age(now - run.started_at) + " ago)";
-  if (run.phase == "reading" || run.total > 0) {
+  if (run.phase == phase_name(Phase::reading) || run.total > 0) {
     text += ", images " + std::to_string(run.done) + "/" + std::to_string(run.total);
   } else if (!run.phase.empty()) {
     text += ", " + shown(run.phase);
@@ -201,21 +202,9 @@ void print_error(const Error& error, cli::OutputFormat format, const std::string
 }
 
 int print_caught(const std::exception_ptr& caught, cli::OutputFormat format) {
-  try {
-    std::rethrow_exception(caught);
-  } catch (const Error& error) {
-    print_error(error, format);
-    return to_int(error.code());
-  } catch (const std::exception& e) {
-    print_error(Error(ExitCode::internal, std::string("unexpected: ") + e.what(),
-                      "report this as a bug with the log"),
-                format);
-  } catch (...) {
-    print_error(Error(ExitCode::internal, "unexpected non-standard exception",
-                      "report this as a bug with the log"),
-                format);
-  }
-  return to_int(ExitCode::internal);
+  const Error error = error_of(caught);
+  print_error(error, format);
+  return to_int(error.code());
 }
 
 void print_migrations(const std::string& applied, int version, const cli::Config& config) {

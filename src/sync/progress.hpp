@@ -1,33 +1,13 @@
 #pragma once
 
-#include <array>
 #include <cstddef>
-#include <utility>
+
+#include "common/run_record.hpp"
 
 namespace rbdsync::sync {
 
-/// The phases of a sync, in order.
-enum class Phase { listing, reading, writing, committing };
-
-/// Every phase with its name as it appears in holder records, JSON and the database.
-inline constexpr std::array<std::pair<Phase, const char*>, 4> k_phase_names = {{
-    {Phase::listing, "listing"},
-    {Phase::reading, "reading"},
-    {Phase::writing, "writing"},
-    {Phase::committing, "committing"},
-}};
-
-/// The name of `phase` (k_phase_names).
-constexpr const char* phase_name(Phase phase) {
-  for (const auto& entry : k_phase_names) {
-    if (entry.first == phase) {
-      return entry.second;
-    }
-  }
-  return "unknown";
-}
-
-/// Told how far a sync got: at each phase change and after every image read.
+/// Told how far a sync got: at each phase change (listing to committing, Phase) and after
+/// every image read.
 /// Implementations decide how often to pass it on (files, rows, a terminal line).
 class ProgressObserver {
  public:

@@ -30,8 +30,8 @@ class ActAtProgress : public sync::ProgressObserver {
   ActAtProgress(std::size_t done, std::function<void()> action)
       : m_done(done), m_action(std::move(action)) {}
 
-  void on_progress(sync::Phase phase, std::size_t done, std::size_t /*total*/) override {
-    if (phase == sync::Phase::reading && done == m_done && m_action) {
+  void on_progress(Phase phase, std::size_t done, std::size_t /*total*/) override {
+    if (phase == Phase::reading && done == m_done && m_action) {
       std::function<void()> action = std::move(m_action);
       m_action = nullptr;
       action();

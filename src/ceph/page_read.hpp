@@ -23,15 +23,17 @@ inline constexpr const char* k_read_through_librbd = "librbd";
 /// page is reported exactly once.
 using OnPageRead = std::function<void(std::size_t index, sync::ImageRead read)>;
 
-/// Images the direct reader handed to librbd, by reason (ceph/fallback_reason.hpp).
+/// Images one reader handed to the other, by reason (ceph/fallback_reason.hpp): the
+/// direct reader's to librbd, and the librbd reader's that librbd may not open to the
+/// header decoder. Both are --json's read.fallbacks (docs/glossary.md, "fallback").
 using FallbackCounts = std::map<std::string, std::size_t>;
 
 /// One way of reading a page of one pool's images: the direct reader
 /// (ceph/direct/direct_reader.hpp) or the librbd reader (ceph/librbd/librbd_batch.hpp).
 /// CephSource holds the sync's one and counts what it answers: images by way ("header":
 /// decoded from their headers, "librbd": opened through librbd; a way the reader reports
-/// is listed in --json's read.images even at 0), and why the direct reader handed images
-/// to librbd.
+/// is listed in --json's read.images even at 0), and why images went from one reader to
+/// the other (FallbackCounts).
 class BatchReader {
  public:
   BatchReader() = default;

@@ -65,7 +65,8 @@ void close_inherited_descriptors(int keep) noexcept {
     return;
   }
   // No /proc (a chroot without it): every number the process may have open, up to the
-  // kernel's default fs.nr_open (a limit of 10^9, as some containers set, takes minutes).
+  // kernel's default fs.nr_open (a limit of 10^9, as some containers set, is far too many
+  // numbers to try one by one).
   constexpr std::uint64_t k_most = std::uint64_t{1} << 20;
   rlimit limit{};
   const std::uint64_t last =

@@ -31,8 +31,9 @@ nlohmann::json counts_json(const sync::StoreCounts& counts);
 /// [{"path", "image_id", "error"}] of the images kept stale.
 nlohmann::json stale_json(const std::vector<sync::StaleImage>& stale);
 
-/// {"images": {"header": 9960, "librbd": 40}, "fallbacks": {"clone": 20, ...}}: how the
-/// images were read, for --json.
+/// How the images were read, for --json: {"images": {"header": 9960, "librbd": 40},
+/// "fallbacks": {"clone: parent image not found": 20, ...}} (every reason's text is in
+/// ceph/fallback_reason.hpp; "clone: " marks one carried up from the parent).
 nlohmann::json read_json(const sync::ReadMethods& read);
 
 /// [{"pool", "pool_id", "error"}] of the pools left out because this client may not read

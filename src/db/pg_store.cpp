@@ -92,7 +92,7 @@ void refuse_schema_of_another_role(pqxx::work& work) {
 /// The staging tables of one sync, created empty in its transaction, in StagedKind order.
 std::array<StagingTable, k_staged_kinds> create_staging_tables(pqxx::work& work) {
   // The session idles in this transaction between batches for as long as Ceph is read
-  // (minutes at a million images): a server's idle_in_transaction_session_timeout must
+  // (long, for a large cluster): a server's idle_in_transaction_session_timeout must
   // not end it. Each statement stays bounded by statement_timeout (--db-timeout).
   work.exec("SET LOCAL idle_in_transaction_session_timeout = 0");
   // Nor PostgreSQL 17's transaction_timeout, which would end any sync longer than it.
@@ -111,10 +111,10 @@ std::array<StagingTable, k_staged_kinds> create_staging_tables(pqxx::work& work)
 }
 
 /// The marks of the cluster's stored images whose usage was read from their object maps
-/// (sync/usage_marks.hpp), as `work` sees them. Through a cursor, a chunk at a time: a
-/// million images would be a result of ~100 MB in libpq, against the 16 MiB of the marks.
-/// Stops early (the marks then incomplete) once `abandoned` says the sync is being given
-/// up: at a million images the load takes seconds.
+/// (sync/usage_marks.hpp), as `work` sees them. Through a cursor, a chunk at a time: the
+/// whole result at once in libpq would take far more memory than the marks made from
+/// it. Stops early (the marks then incomplete) once `abandoned` says the sync is being
+/// given up: a large cluster's load is long enough for that to matter.
 sync::UsageMarks load_usage_marks(pqxx::work& work, const std::string& fsid,
                                   const RowStager::Abandoned& abandoned) {
   constexpr int k_chunk_rows = 20000;
@@ -164,8 +164,8 @@ class PgTransaction : public sync::SinkTransaction {
                  marks_loader(marks)) {}
 
   const sync::UsageMarks& usage_marks() override {
-    // Loaded by the stager's writer while the sync listed the pools (seconds at a
-    // million images); written before the job counted done.
+    // Loaded by the stager's writer while the sync listed the pools, so that the
+    // listing hides their load; written before the job counted done.
     m_stager.wait_for_first_job();
     return m_usage_marks;
   }
@@ -286,13 +286,13 @@ class PgTransaction : public sync::SinkTransaction {
     // a table is small, and it does exactly when it matters: after the first sync of
     // a large cluster (the table was empty at the last ANALYZE, or was just filled in
     // this transaction). A nested anti join over unindexed staged rows is quadratic
-    // (bench/scale.sh --images 30000 shows it).
+    // (docs/performance.md, PostgreSQL; bench/scale.sh shows it).
     m_work.exec("SET LOCAL enable_nestloop = off");
     // Hash joins of a million rows on each side: the server's default 4 MB makes them
     // spill in many batches. Raised for this transaction only, never lowered. And no
     // JIT: with nested loops off, a plan that still needs one costs 1e10, far above
-    // jit_above_cost, and compiling it took most of a small sync's write (the
-    // cluster_usage_history INSERT) for statements that run once.
+    // jit_above_cost, and compiling it is paid for statements that run once, which
+    // never earn it back (it showed in the cluster_usage_history INSERT).
     m_work.exec(
         "SELECT pg_catalog.set_config('work_mem', '64MB', true) FROM pg_catalog.pg_settings "
         "WHERE name = 'work_mem' AND setting::bigint < 65536");
@@ -414,8 +414,8 @@ PgStore::PgStore(const std::string& conninfo, int statement_timeout_seconds)
           std::make_unique<Connection>(open_connection(conninfo, statement_timeout_seconds))),
       m_batch_bytes(k_batch_bytes) {
   translated("preparing the session", [&] {
-    // The staging tables live in the session's local buffers: at a million images, a
-    // few hundred MB that the default 8 MB would push to temporary files block by block.
+    // The staging tables live in the session's local buffers: at a million images, far
+    // more than the default 8 MB, which would push them to temporary files block by block.
     // Settable only before the session's first temporary table, hence here. A ceiling,
     // allocated as used; never lowered.
     pqxx::nontransaction work(m_connection->connection.pqxx(), "rbd-sync session");

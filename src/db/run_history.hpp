@@ -1,5 +1,10 @@
 #pragma once
 
+/// rbdsync.runs as a run writes it: its row from start to end, and the cluster's claim.
+/// The rest of "the history" is db/history.hpp: old runs and usage history rows are
+/// pruned there (prune_history(), after the charts' rows are added), in the sync's own
+/// transaction, which PgStore runs.
+
 #include <cstdint>
 #include <memory>
 #include <optional>

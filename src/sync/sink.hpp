@@ -101,8 +101,8 @@ class SinkTransaction {
 };
 
 /// Whether a transaction is to load the usage marks: only a source that keeps stored
-/// usage (InventorySource::keeps_stored_usage()) uses them, and at a million images
-/// they are 16 MiB and a second or two to load.
+/// usage (InventorySource::keeps_stored_usage()) uses them, and they grow with the
+/// cluster, in memory (sync/usage_marks.hpp) and in the time their load takes.
 enum class UsageMarksWanted { no, yes };
 
 /// Where an inventory is written. The real one is db::PgStore; tests use a fake.

@@ -23,8 +23,9 @@ namespace rbdsync::ceph {
 inline constexpr std::size_t k_images_in_flight = 256;
 
 /// The object map bytes the direct reader keeps in flight beyond one image's: the maps of
-/// large images (the head map of 100 TiB in 4 MiB objects is 6.4 MiB) wait for those in
-/// flight to be assembled, instead of a slot count's worth of them being held at once.
+/// large images (the head map of 100 TiB in 4 MiB objects is 6.4 MiB, and
+/// k_images_in_flight of them would be 1.6 GiB) wait for those in flight to be assembled,
+/// instead of a slot count's worth of them being held at once (ceph/direct/map_budget.hpp).
 inline constexpr std::uint64_t k_map_bytes_in_flight = std::uint64_t{16} << 20U;
 
 /// What the direct reader keeps in flight at most.

@@ -1,9 +1,10 @@
 #pragma once
 
 /// Inside ceph/ only: how many object map bytes the direct reader reads at once. A slot
-/// count bounds the images in flight, not their maps: the head map of an image of 100 TiB
-/// in 4 MiB objects is 6.4 MiB, and 256 of them would be 1.6 GiB. Images whose maps would
-/// pass the budget wait, in the order they asked, until maps in flight are done with.
+/// count bounds the images in flight, not their maps, and a large image's map is large
+/// (the example at direct_reader.hpp's k_map_bytes_in_flight, the budget's size). Images
+/// whose maps would pass the budget wait, in the order they asked, until maps in flight
+/// are done with.
 
 #include <cstddef>
 #include <cstdint>

@@ -13,9 +13,9 @@
 
 namespace rbdsync::ceph {
 
-/// How many librbd opens the batch keeps in flight. librbd's open costs about ten OSD
-/// operations and milliseconds of client CPU, so a few dozen in flight saturate a small
-/// client and more do not help (measured for #9; docs/performance.md has its cost).
+/// How many librbd opens the batch keeps in flight. librbd's open costs several OSD
+/// operations and much client CPU, so a few dozen in flight saturate a small client and
+/// more do not help (measured for #9; docs/performance.md has its cost).
 inline constexpr std::size_t k_librbd_opens_in_flight = 32;
 
 /// read_image() for many images of `pool`, `in_flight` opens at a time: the opens run

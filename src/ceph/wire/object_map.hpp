@@ -15,8 +15,9 @@
 namespace rbdsync::ceph {
 
 /// The states of an object map's objects, packed as librbd packs them (BitVector<2>: 2
-/// bits an object, four a byte, the first in the high bits): the map of 100 TiB in 4 MiB
-/// objects is 6.4 MiB here as in its object, not the 26 MiB of a byte an object.
+/// bits an object, four a byte, the first in the high bits): a large image's map takes
+/// here what it takes in its object, a quarter of a byte an object (the example at
+/// ceph/direct/direct_reader.hpp's k_map_bytes_in_flight).
 class ObjectStates {
  public:
   ObjectStates() = default;

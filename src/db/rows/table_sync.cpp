@@ -138,7 +138,7 @@ std::string TableSync::seen_value(const std::string& column) const {
 void TableSync::analyze_staged() {
   // Without statistics the planner guesses a handful of rows and may pick nested
   // loops over thousands. Only the key's columns: the joins are planned on them alone,
-  // and sampling every value column too was most of a no-op sync's write.
+  // and sampling every value column too would weigh on every sync, a no-op's above all.
   m_work.exec("ANALYZE " + staging_name(m_table) + " (" + joined(key_columns(m_table)) + ")");
 }
 

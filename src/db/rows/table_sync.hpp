@@ -102,8 +102,8 @@ class TableSync {
 
   /// Drops the staged rows whose key is staged in `other` too (a table with the same key
   /// columns); returns how many. After analyze_staged() of both: without statistics the
-  /// planner sorts both sides for a merge join, a hundred times slower than hashing
-  /// the few staged rows against a million.
+  /// planner sorts both sides for a merge join, far slower than hashing the few staged
+  /// rows against a million.
   std::size_t unstage_keys_staged_in(const TableSync& other);
 
   /// Updates stored rows whose values differ and inserts new ones; sets added,

@@ -15,11 +15,15 @@
 
 #include "support/files.hpp"
 #include "support/hex.hpp"
+#include "support/object_maps.hpp"
 
 namespace rbdsync::ceph {
 namespace {
 
+using ceph::fast_diff_used_bytes;
 using rbdsync::testing::bytes;
+using rbdsync::testing::fast_diff_used_bytes;
+using rbdsync::testing::states;
 
 // Captured from the test cluster (Ceph 16.2.15): `rbd create --size 12M`, 1 MiB
 // written at offset 0, then `rbd snap create img@s1`.
@@ -458,7 +462,7 @@ TEST(HeaderDecoder, LockInfoEnvelopeOverrunIsRejected) {
 
 TEST(HeaderDecoder, ObjectStatesArePackedTwoBitsAnObjectAsLibrbdPacksThem) {
   // librbd's first object in the high bits: 0b11'01'10'00, then 0b01 in the high bits.
-  const ObjectStates unpacked{3, 1, 2, 0, 1};
+  const ObjectStates unpacked = states({3, 1, 2, 0, 1});
   const ObjectStates packed = ObjectStates::from_packed(bytes("d8"
                                                               "7f"),
                                                         5);
@@ -468,13 +472,13 @@ TEST(HeaderDecoder, ObjectStatesArePackedTwoBitsAnObjectAsLibrbdPacksThem) {
   EXPECT_EQ(packed[4], 1);
   ObjectStates grown = packed;
   grown.resize(11, 2);
-  EXPECT_EQ(grown, (ObjectStates{3, 1, 2, 0, 1, 2, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(grown, states({3, 1, 2, 0, 1, 2, 2, 2, 2, 2, 2}));
   grown.set(10, 0);
   grown.resize(3, 0);
-  EXPECT_EQ(grown, (ObjectStates{3, 1, 2}));
+  EXPECT_EQ(grown, states({3, 1, 2}));
   grown.resize(6, 1);
-  EXPECT_EQ(grown, (ObjectStates{3, 1, 2, 1, 1, 1})) << "what was cut off does not come back";
-  EXPECT_EQ(ObjectStates(9, 3), (ObjectStates{3, 3, 3, 3, 3, 3, 3, 3, 3}));
+  EXPECT_EQ(grown, states({3, 1, 2, 1, 1, 1})) << "what was cut off does not come back";
+  EXPECT_EQ(ObjectStates(9, 3), states({3, 3, 3, 3, 3, 3, 3, 3, 3}));
 }
 
 TEST(HeaderDecoder, AnObjectMapObjectIsAtMostWhatItsObjectCountImplies) {
@@ -491,47 +495,47 @@ TEST(HeaderDecoder, AnObjectMapReadInPartGivesItsFirstObjects) {
   // The captured map (3 objects) cut after its first data byte, as a bounded read of a
   // map larger than the image leaves it: the first objects are those of the image.
   const std::string head = k_captured_map.substr(0, 19);
-  EXPECT_EQ(decode_object_map_head(head, 2), (ObjectStates{3, 0}));
-  EXPECT_EQ(decode_object_map_head(head, 3), (ObjectStates{3, 0, 0}));
-  EXPECT_EQ(decode_object_map_head(head, 9), (ObjectStates{3, 0, 0})) << "fewer than asked";
+  EXPECT_EQ(decode_object_map_head(head, 2), states({3, 0}));
+  EXPECT_EQ(decode_object_map_head(head, 3), states({3, 0, 0}));
+  EXPECT_EQ(decode_object_map_head(head, 9), states({3, 0, 0})) << "fewer than asked";
   EXPECT_FALSE(decode_object_map_head(k_captured_map.substr(0, 18), 3)) << "no data byte";
   EXPECT_FALSE(decode_object_map_head(k_captured_map.substr(0, 10), 3)) << "half a header";
   // A header that claims 2^64-1 objects: only what was asked for is taken.
   EXPECT_EQ(decode_object_map_head(bytes("0e000000010108000000ffffffffffffffff00ff"), 5),
-            (ObjectStates{0, 0, 0, 0, 3}));
+            states({0, 0, 0, 0, 3}));
 }
 
 TEST(HeaderDecoder, CapturedObjectMapHoldsOneCleanObjectFirst) {
-  const auto states = decode_object_map(k_captured_map);
-  ASSERT_TRUE(states);
-  EXPECT_EQ(*states, (ObjectStates{3, 0, 0}));
+  const auto decoded = decode_object_map(k_captured_map);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(*decoded, states({3, 0, 0}));
   EXPECT_FALSE(decode_object_map(k_captured_map.substr(0, 20)));
 }
 
 TEST(HeaderDecoder, UsageFromNothingCountsEveryExistingObjectClippedToTheSize) {
-  const ObjectStates end{3, 0, 1, 2};
+  const ObjectStates end = states({3, 0, 1, 2});
   // The last object holds only 1 MiB of a 13 MiB image.
   EXPECT_EQ(fast_diff_used_bytes(nullptr, 0, end, 13 * k_mib, 4 * k_mib), 9 * k_mib);
 }
 
 TEST(HeaderDecoder, UsageSinceASnapshotCountsOnlyObjectsWrittenSince) {
-  const ObjectStates before{3, 3, 0, 1};
-  const ObjectStates after{3, 1, 3, 0};
+  const ObjectStates before = states({3, 3, 0, 1});
+  const ObjectStates after = states({3, 1, 3, 0});
   // 0 unchanged (clean), 1 rewritten, 2 new, 3 removed.
   EXPECT_EQ(fast_diff_used_bytes(&before, 16 * k_mib, after, 16 * k_mib, 4 * k_mib), 8 * k_mib);
 }
 
 TEST(HeaderDecoder, MapSmallerThanTheImageRefusesTheFastDiff) {
-  const ObjectStates end{1, 1};
+  const ObjectStates end = states({1, 1});
   EXPECT_FALSE(fast_diff_used_bytes(nullptr, 0, end, 12 * k_mib, 4 * k_mib));
 }
 
 // A group or trash snapshot between two user snapshots: librbd's fast diff loads its
 // map too, and an object written before it and clean at the end still counts.
 TEST(HeaderDecoder, UsageThroughAGroupSnapshotCountsWhatWasWrittenBeforeIt) {
-  const ObjectStates from{3, 3, 3};
-  const ObjectStates group{1, 3, 0};  // 0 rewritten, 2 removed
-  const ObjectStates end{3, 3, 3};    // 2 written again
+  const ObjectStates from = states({3, 3, 3});
+  const ObjectStates group = states({1, 3, 0});  // 0 rewritten, 2 removed
+  const ObjectStates end = states({3, 3, 3});    // 2 written again
   const SizedObjectMap start{&from, 12 * k_mib};
   EXPECT_EQ(fast_diff_used_bytes(&start, {{&group, 12 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib),
             8 * k_mib);
@@ -540,12 +544,12 @@ TEST(HeaderDecoder, UsageThroughAGroupSnapshotCountsWhatWasWrittenBeforeIt) {
 }
 
 TEST(HeaderDecoder, UsageFromNothingStartsAtTheFirstSnapshotOfAnyNamespace) {
-  const ObjectStates trash{1, 0, 1};
-  const ObjectStates end{3, 1, 0};  // 0 clean since, 1 new, 2 removed
+  const ObjectStates trash = states({1, 0, 1});
+  const ObjectStates end = states({3, 1, 0});  // 0 clean since, 1 new, 2 removed
   EXPECT_EQ(fast_diff_used_bytes(nullptr, {{&trash, 12 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib),
             8 * k_mib);
   // A snapshot of a smaller image: its map covers only its own objects.
-  const ObjectStates small{1};
+  const ObjectStates small = states({1});
   EXPECT_EQ(fast_diff_used_bytes(nullptr, {{&small, 4 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib),
             8 * k_mib);
   EXPECT_FALSE(fast_diff_used_bytes(nullptr, {{&small, 8 * k_mib}, {&end, 12 * k_mib}}, 4 * k_mib))

@@ -11,11 +11,15 @@
 #include "ceph/wire/header_decoder.hpp"
 #include "support/files.hpp"
 #include "support/hex.hpp"
+#include "support/object_maps.hpp"
 
 namespace rbdsync::ceph {
 namespace {
 
+using ceph::fast_diff_used_bytes;
 using rbdsync::testing::bytes;
+using rbdsync::testing::fast_diff_used_bytes;
+using rbdsync::testing::states;
 
 // Captured from the test cluster (Ceph 16.2.15): `rbd mirror pool enable pool image`,
 // `rbd mirror pool peer add`, `rbd mirror image enable pool/b snapshot`, `rbd mirror
@@ -160,9 +164,9 @@ using rbdsync::testing::k_mib;
 TEST(Mirroring, UsageDiffWalksTheMapsOfTheSnapshotsBetween) {
   // Objects: 0 written before the user snapshot only; 1 rewritten before the mirror
   // snapshot (clean at the end); 2 deleted before it and written again; 3 new since it.
-  const ObjectStates user{3, 3, 1, 0};
-  const ObjectStates mirror{3, 1, 0, 0};
-  const ObjectStates end{3, 3, 1, 1};
+  const ObjectStates user = states({3, 3, 1, 0});
+  const ObjectStates mirror = states({3, 1, 0, 0});
+  const ObjectStates end = states({3, 3, 1, 1});
   const SizedObjectMap from{&user, 16 * k_mib};
   const auto used =
       fast_diff_used_bytes(&from, {{&mirror, 16 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib);
@@ -174,14 +178,14 @@ TEST(Mirroring, UsageDiffWalksTheMapsOfTheSnapshotsBetween) {
 TEST(Mirroring, UsageDiffThroughAShrinkAndAGrowth) {
   // The mirror snapshot was taken at 8 MiB: objects 2 and 3 are gone there, and come
   // back at the end (object 3 empty).
-  const ObjectStates user{3, 3, 3, 3};
-  const ObjectStates mirror{3, 3};
-  const ObjectStates end{3, 3, 3, 0};
+  const ObjectStates user = states({3, 3, 3, 3});
+  const ObjectStates mirror = states({3, 3});
+  const ObjectStates end = states({3, 3, 3, 0});
   const SizedObjectMap from{&user, 16 * k_mib};
   EXPECT_EQ(fast_diff_used_bytes(&from, {{&mirror, 8 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib),
             4 * k_mib);
   // A map smaller than its snapshot needs refuses the fast diff, as librbd does.
-  const ObjectStates short_map{3};
+  const ObjectStates short_map = states({3});
   EXPECT_FALSE(
       fast_diff_used_bytes(&from, {{&short_map, 8 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib));
 }

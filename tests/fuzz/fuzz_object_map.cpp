@@ -56,14 +56,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   keep(end->size() + (from ? from->size() : 0));
-  const auto used = rbdsync::ceph::fast_diff_used_bytes(from ? &*from : nullptr, from_size_bytes,
-                                                        *end, size_bytes, object_size);
+  const rbdsync::ceph::SizedObjectMap start{from ? &*from : nullptr, from_size_bytes};
+  const auto used = rbdsync::ceph::fast_diff_used_bytes(from ? &start : nullptr,
+                                                        {{&*end, size_bytes}}, object_size);
   if (used) {
     keep(*used);
   }
   // Bit 1: the same diff through both maps as snapshots between (of other namespaces).
   if ((mode & 2) != 0 && from) {
-    const rbdsync::ceph::SizedObjectMap start{&*from, from_size_bytes};
     const auto through = rbdsync::ceph::fast_diff_used_bytes(
         &start, {{&*end, from_size_bytes}, {&*from, size_bytes}, {&*end, size_bytes}}, object_size);
     keep(through.value_or(0));

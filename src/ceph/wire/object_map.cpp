@@ -19,14 +19,6 @@ constexpr std::uint8_t k_object_exists_clean = 3;
 
 }  // namespace
 
-ObjectStates::ObjectStates(std::initializer_list<std::uint8_t> states) {
-  resize(states.size(), 0);
-  std::uint64_t at = 0;
-  for (const std::uint8_t state : states) {
-    set(at++, state);
-  }
-}
-
 ObjectStates ObjectStates::from_packed(std::string packed, std::uint64_t count) {
   ObjectStates states;
   states.m_packed = std::move(packed);
@@ -246,15 +238,6 @@ std::optional<std::uint64_t> fast_diff_used_bytes(const SizedObjectMap* from,
     }
   }
   return used;
-}
-
-std::optional<std::uint64_t> fast_diff_used_bytes(const ObjectStates* from,
-                                                  std::uint64_t from_size_bytes,
-                                                  const ObjectStates& end, std::uint64_t size_bytes,
-                                                  std::uint64_t object_size) {
-  const SizedObjectMap start{from, from_size_bytes};
-  return fast_diff_used_bytes(from != nullptr ? &start : nullptr, {{&end, size_bytes}},
-                              object_size);
 }
 
 }  // namespace rbdsync::ceph

@@ -5,7 +5,6 @@
 /// plain values out, as header_decoder.hpp.
 
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,8 +22,6 @@ class ObjectStates {
   ObjectStates() = default;
   /// `count` objects, each in `state`.
   ObjectStates(std::uint64_t count, std::uint8_t state) { resize(count, state); }
-  /// The states listed, for tests.
-  ObjectStates(std::initializer_list<std::uint8_t> states);
   /// `count` states packed in `packed`, which holds at least ceil(count / 4) bytes.
   static ObjectStates from_packed(std::string packed, std::uint64_t count);
 
@@ -79,16 +76,6 @@ struct SizedObjectMap {
 /// empty or a map is smaller than its snapshot needs (librbd then refuses the fast diff).
 std::optional<std::uint64_t> fast_diff_used_bytes(const SizedObjectMap* from,
                                                   const std::vector<SizedObjectMap>& chain,
-                                                  std::uint64_t object_size);
-
-/// Bytes `rbd du` reports for the snapshot or head whose object map is `end`, diffed
-/// (whole objects, fast-diff) from the previous user snapshot's map `from` (nullopt: from
-/// nothing). `size_bytes` is the size of that snapshot or head; objects are
-/// `object_size` apart (no fancy striping). nullopt when a map is smaller than the
-/// image needs (librbd then refuses the fast diff).
-std::optional<std::uint64_t> fast_diff_used_bytes(const ObjectStates* from,
-                                                  std::uint64_t from_size_bytes,
-                                                  const ObjectStates& end, std::uint64_t size_bytes,
                                                   std::uint64_t object_size);
 
 /// Objects an image of `size_bytes` spans (Striper::get_num_objects); nullopt for a

@@ -99,7 +99,7 @@ struct CephSource::Cluster {
   librbd::RBD rbd;
   std::string client_name;
   std::string cluster;  ///< the name it was initialised with
-  ImageReader reader = ImageReader::librbd;
+  ReaderKind reader = ReaderKind::librbd;
   sync::ReadMethods read_methods;
   /// The direct reader's lookups of clone parents and children, kept for the whole sync.
   CloneLinks links{rados, contexts};
@@ -118,7 +118,7 @@ CephSource::CephSource(const CephConfig& config) : m_cluster(std::make_unique<Cl
   m_cluster->cluster = config.cluster;
   connect(m_cluster->rados, config);
   Cluster& cluster = *m_cluster;
-  if (config.reader == ImageReader::direct) {
+  if (config.reader == ReaderKind::direct) {
     cluster.batch_reader = std::make_unique<DirectReader>(
         cluster.rados, cluster.rbd, cluster.contexts, cluster.links, config.exact_usage);
   } else {
@@ -320,7 +320,7 @@ void CephSource::read_pool_images(const Pool& pool, const sync::UsageMarks& mark
   for (const std::string& ns : names) {
     read_namespace(pool, ns, marks, on_read);
   }
-  if (m_cluster->reader == ImageReader::direct) {
+  if (m_cluster->reader == ReaderKind::direct) {
     log_direct_reads(pool, before, m_cluster->read_methods);
     spdlog::debug("clone parents and children looked up so far in this sync: {}",
                   m_cluster->links.lookups());
@@ -398,7 +398,7 @@ void CephSource::read_indexed(const Pool& pool, const std::vector<ImageRef>& ref
 }
 
 bool CephSource::keeps_stored_usage() const {
-  return m_cluster->reader == ImageReader::direct;
+  return m_cluster->reader == ReaderKind::direct;
 }
 
 sync::ReadMethods CephSource::read_methods() const {

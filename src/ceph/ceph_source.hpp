@@ -10,8 +10,8 @@
 
 namespace rbdsync::ceph {
 
-/// How images are read.
-enum class ImageReader {
+/// How images are read (the core maps --reader, cli::ImageReader, onto it).
+enum class ReaderKind {
   librbd,  ///< open each image read-only through librbd, as `rbd info` does
   direct,  ///< decode each image's header object; librbd for what it does not understand
 };
@@ -30,7 +30,7 @@ struct CephConfig {
   /// Compute usage even without a valid fast-diff map, object by object (`rbd du` does
   /// that too, slowly); otherwise such usage is left unknown.
   bool exact_usage = false;
-  ImageReader reader = ImageReader::direct;
+  ReaderKind reader = ReaderKind::direct;
 };
 
 /// Reads the RBD inventory through librados/librbd. Connects in the constructor and

@@ -83,9 +83,9 @@ RunRecord new_run(const cli::Config& config) {
 }
 
 ceph::CephConfig ceph_config(const cli::Config& config) {
-  const ceph::ImageReader reader = config.reader == cli::ImageReader::direct
-                                       ? ceph::ImageReader::direct
-                                       : ceph::ImageReader::librbd;
+  const ceph::ReaderKind reader = config.reader == cli::ImageReader::direct
+                                      ? ceph::ReaderKind::direct
+                                      : ceph::ReaderKind::librbd;
   // By name, not by position: three of these are strings, which a reordered
   // CephConfig would swap without a compile error.
   ceph::CephConfig ceph;

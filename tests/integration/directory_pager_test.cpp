@@ -165,8 +165,8 @@ TEST_F(DirectoryPagerTest, AnImageRemovedAfterItsPageWasListedIsReadAsGone) {
   // makes, without racing the sync.
   constexpr int k_images = static_cast<int>(ceph::k_images_in_flight) + 50;
   static_assert(k_images <= static_cast<int>(ceph::k_directory_page), "one page");
-  for (const ceph::ImageReader reader : {ceph::ImageReader::direct, ceph::ImageReader::librbd}) {
-    SCOPED_TRACE(reader == ceph::ImageReader::direct ? "direct" : "librbd");
+  for (const ceph::ReaderKind reader : {ceph::ReaderKind::direct, ceph::ReaderKind::librbd}) {
+    SCOPED_TRACE(reader == ceph::ReaderKind::direct ? "direct" : "librbd");
     pool = unique_name("pager");
     ceph.create_pool(pool);
     ceph.create_images(pool, "img", k_images, 4);

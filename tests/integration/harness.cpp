@@ -62,7 +62,7 @@ std::string required_env(const char* name) {
   return value;
 }
 
-ceph::CephConfig admin_ceph_config(ceph::ImageReader reader) {
+ceph::CephConfig admin_ceph_config(ceph::ReaderKind reader) {
   ceph::CephConfig config;
   config.reader = reader;
   config.conf_path = required_env("RBDSYNC_TEST_CEPH_CONF");

@@ -31,7 +31,7 @@ namespace rbdsync::testing {
 std::string required_env(const char* name);
 
 /// The configuration of an in-process CephSource on the test cluster, as its admin.
-ceph::CephConfig admin_ceph_config(ceph::ImageReader reader = ceph::ImageReader::direct);
+ceph::CephConfig admin_ceph_config(ceph::ReaderKind reader = ceph::ReaderKind::direct);
 
 /// A name no other test (or test run) uses: "<prefix>-<pid>-<n>".
 std::string unique_name(const std::string& prefix);

@@ -313,8 +313,8 @@ TEST_F(ReaderDiffTest, DirectAndLibrbdReadersReadIdenticalInventories) {
   flattened_clone("flat-deep", k_all_features);
   flattened_clone("flat-shallow", k_all_features & ~std::uint64_t{RBD_FEATURE_DEEP_FLATTEN});
 
-  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
-  ceph::CephSource direct_source(admin_ceph_config(ceph::ImageReader::direct));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ReaderKind::librbd));
+  ceph::CephSource direct_source(admin_ceph_config(ceph::ReaderKind::direct));
   const auto expected = read_all(librbd_source, {pool, second});
   const auto got = read_all(direct_source, {pool, second});
   // + features-*, history, small-objects and the clones above
@@ -391,8 +391,8 @@ TEST_F(ReaderDiffTest, OpenStackLikePoolIsReadDirectlyAndIdentically) {
   ceph.create_pool(second);
   fill_openstack_like(ceph, pool, second);
 
-  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
-  ceph::CephSource direct_source(admin_ceph_config(ceph::ImageReader::direct));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ReaderKind::librbd));
+  ceph::CephSource direct_source(admin_ceph_config(ceph::ReaderKind::direct));
   const auto expected = read_all(librbd_source, {pool, second});
   const auto got = read_all(direct_source, {pool, second});
   ASSERT_EQ(expected.size(), 11U);
@@ -456,8 +456,8 @@ TEST_F(ReaderDiffTest, SnapshotMapsReadWithTheHeaderOneByOneOrLostAreReadAsLibrb
   // invalid, after which neither reader reads it.
   EXPECT_EQ(direct_fallbacks(ceph, pool),
             (ceph::FallbackCounts{{"cannot read a snapshot's object map", 1}}));
-  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
-  ceph::CephSource direct_source(admin_ceph_config(ceph::ImageReader::direct));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ReaderKind::librbd));
+  ceph::CephSource direct_source(admin_ceph_config(ceph::ReaderKind::direct));
   const auto expected = read_all(librbd_source, {pool});
   const auto got = read_all(direct_source, {pool});
   ASSERT_EQ(expected.size(), 3U);
@@ -489,7 +489,7 @@ TEST_F(ReaderDiffTest, TheDirectReaderReadsTheSameWhateverItKeepsInFlight) {
   ceph.snapshot(pool, "huge", "h1", /*protect=*/false);
   ceph.write(pool, "huge", 0, k_mib);
 
-  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ReaderKind::librbd));
   const auto expected = read_all(librbd_source, {pool});
   ASSERT_EQ(expected.size(), 9U);
   EXPECT_EQ(image_named(expected, "huge").usage.used_bytes, 4 * k_mib);
@@ -529,7 +529,7 @@ TEST_F(ReaderDiffTest, AnIdleImageKeepsItsUsageAndAWrittenOrLockedOneIsReadAgain
   // Holds the exclusive lock from before the first read to after the second: its header
   // does not change meanwhile, but its holder may write the maps at any time.
   const ImageHolder holder(pool, "", "locked");
-  ceph::CephSource direct(admin_ceph_config(ceph::ImageReader::direct));
+  ceph::CephSource direct(admin_ceph_config(ceph::ReaderKind::direct));
   const auto first = read_all(direct, {pool});
   sync::UsageMarks marks;
   for (const auto& [key, image] : first) {
@@ -557,7 +557,7 @@ TEST_F(ReaderDiffTest, AnIdleImageKeepsItsUsageAndAWrittenOrLockedOneIsReadAgain
   }
   EXPECT_NE(image_named(second, "written").usage_mark, image_named(first, "written").usage_mark);
   // What was read again is what librbd reads now: the write shows.
-  ceph::CephSource librbd(admin_ceph_config(ceph::ImageReader::librbd));
+  ceph::CephSource librbd(admin_ceph_config(ceph::ReaderKind::librbd));
   const auto expected = read_all(librbd, {pool});
   // The head's usage is what changed since s1, in whole 4 MiB objects: one, then two.
   EXPECT_EQ(image_named(first, "written").usage.used_bytes, 4 * k_mib);
@@ -648,8 +648,8 @@ TEST_F(ReaderDiffTest, DirectReaderReadsASnapshotMirroredPoolItself) {
     EXPECT_EQ(image.mirror_image_enable2(RBD_MIRROR_IMAGE_MODE_JOURNAL), 0);
   });
 
-  ceph::CephSource librbd_source(admin_ceph_config(ceph::ImageReader::librbd));
-  ceph::CephSource direct_source(admin_ceph_config(ceph::ImageReader::direct));
+  ceph::CephSource librbd_source(admin_ceph_config(ceph::ReaderKind::librbd));
+  ceph::CephSource direct_source(admin_ceph_config(ceph::ReaderKind::direct));
   const auto expected = read_all(librbd_source, {pool});
   const auto got = read_all(direct_source, {pool});
   ASSERT_EQ(expected.size(), 8U);
@@ -679,7 +679,7 @@ TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
   ceph.create_images(pool, "img", 1000, 64 * k_mib);
   std::map<std::string, double> seconds;
   std::size_t counted = 0;
-  const auto time = [&](const std::string& what, ceph::ImageReader reader, bool serial) {
+  const auto time = [&](const std::string& what, ceph::ReaderKind reader, bool serial) {
     ceph::CephSource source(admin_ceph_config(reader));
     const auto pools = source.list_pools({pool}).pools;
     const auto start = std::chrono::steady_clock::now();
@@ -702,9 +702,9 @@ TEST_F(ReaderDiffTest, PerImageCostOfEachReaderAtAThousandImages) {
     counted = read;
     EXPECT_EQ(read, 1000U) << what;
   };
-  time("librbd serial", ceph::ImageReader::librbd, true);
-  time("librbd 32 in flight", ceph::ImageReader::librbd, false);
-  time("direct 256 in flight", ceph::ImageReader::direct, false);
+  time("librbd serial", ceph::ReaderKind::librbd, true);
+  time("librbd 32 in flight", ceph::ReaderKind::librbd, false);
+  time("direct 256 in flight", ceph::ReaderKind::direct, false);
   for (const auto& [what, s] : seconds) {
     std::cout << what << ": " << s << " s, " << s * 1000.0 / 1000 << " ms/image\n";
   }

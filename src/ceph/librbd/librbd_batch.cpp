@@ -19,7 +19,7 @@ namespace {
 using Completion = CompletionPtr<librbd::RBD::AioCompletion>;
 
 /// One image being opened, read or closed.
-struct Slot {
+struct OpenSlot {
   librbd::Image image;
   std::size_t index = 0;  ///< into refs
   Completion open;
@@ -40,24 +40,24 @@ struct Slot {
   }
 };
 
-using Slots = InFlight<Slot>;
-using Then = Slots::Then;
+using OpenSlots = InFlight<OpenSlot>;
+using Then = OpenSlots::Then;
 
 /// Opens and closes images with many in flight; the calling thread reads each opened
 /// image between the two.
-class Batch : public Slots {
+class OpenBatch : public OpenSlots {
  public:
-  using Slots::Slots;
+  using OpenSlots::OpenSlots;
 
   /// Waits for every open and close in flight and closes what is still open, so that no
-  /// callback can reach a destroyed Batch and no Image is destroyed while librbd uses it.
-  ~Batch() {
+  /// callback can reach a destroyed OpenBatch and no Image is destroyed while librbd uses it.
+  ~OpenBatch() {
     for (;;) {
       std::vector<std::size_t> unfinished;
       bool all_free = false;
       wait_until([&](std::size_t free_slots) {
         for (std::size_t at = 0; at < size(); ++at) {
-          const Slot& opened = slot(at);
+          const OpenSlot& opened = slot(at);
           // Opened (or failed to) and not yet closing: the calling thread left it.
           if (opened.open && opened.opened && !opened.closing) {
             unfinished.push_back(at);
@@ -79,10 +79,10 @@ class Batch : public Slots {
   void start_open(librbd::RBD& rbd, librados::IoCtx& io, const inventory::ImageRef& ref,
                   std::size_t index) {
     const std::size_t at = take_free(/*renew=*/false);
-    Slot& opening = slot(at);
+    OpenSlot& opening = slot(at);
     opening.reset();
     opening.index = index;
-    opening.open.reset(new librbd::RBD::AioCompletion(callback_arg(at), &Batch::on_opened));
+    opening.open.reset(new librbd::RBD::AioCompletion(callback_arg(at), &OpenBatch::on_opened));
     // Format 1 images have no id and are opened by name.
     const int r = ref.image_id.empty()
                       ? rbd.aio_open_read_only(io, opening.image, ref.name.c_str(), nullptr,
@@ -91,7 +91,7 @@ class Batch : public Slots {
                                                      nullptr, opening.open.get());
     if (r < 0) {
       // Not queued: no callback will come. Report it like a failed open.
-      update(at, [r](Slot& failed) {
+      update(at, [r](OpenSlot& failed) {
         failed.opened = true;
         failed.open_error = r;
         return Then::ready;
@@ -101,7 +101,7 @@ class Batch : public Slots {
 
   /// What opening slot `at` returned; only once it has opened (or failed to).
   int open_result(std::size_t at) {
-    const Slot& opened = slot(at);
+    const OpenSlot& opened = slot(at);
     return opened.open_error != 0 ? opened.open_error
                                   : static_cast<int>(opened.open->get_return_value());
   }
@@ -109,7 +109,7 @@ class Batch : public Slots {
   /// Closes the image of slot `at` (if it opened) and frees the slot once librbd is done.
   void finish(std::size_t at) {
     if (open_result(at) < 0) {
-      update(at, [](Slot& failed) {
+      update(at, [](OpenSlot& failed) {
         failed.reset();
         return Then::free;
       });
@@ -120,16 +120,16 @@ class Batch : public Slots {
 
  private:
   static void on_opened(librbd::completion_t /*completion*/, void* arg) {
-    auto [slots, at] = Slots::from_callback(arg);
-    slots.update(at, [](Slot& opened) {
+    auto [slots, at] = OpenSlots::from_callback(arg);
+    slots.update(at, [](OpenSlot& opened) {
       opened.opened = true;
       return Then::ready;
     });
   }
 
   static void on_closed(librbd::completion_t /*completion*/, void* arg) {
-    auto [slots, at] = Slots::from_callback(arg);
-    slots.update(at, [](Slot& closed) {
+    auto [slots, at] = OpenSlots::from_callback(arg);
+    slots.update(at, [](OpenSlot& closed) {
       closed.closed = true;
       // aio_close() clears the Image's handle only after queuing the close: the slot may
       // be reused only once aio_close() has returned too.
@@ -142,10 +142,10 @@ class Batch : public Slots {
   }
 
   void start_close(std::size_t at) {
-    Slot& open = slot(at);
-    open.close.reset(new librbd::RBD::AioCompletion(callback_arg(at), &Batch::on_closed));
+    OpenSlot& open = slot(at);
+    open.close.reset(new librbd::RBD::AioCompletion(callback_arg(at), &OpenBatch::on_closed));
     const int r = open.image.aio_close(open.close.get());
-    update(at, [r](Slot& closing) {
+    update(at, [r](OpenSlot& closing) {
       closing.closing = true;
       if (r < 0 || closing.closed) {
         closing.reset();
@@ -164,7 +164,7 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, IoContexts& contex
                                             bool exact_usage, const OnPageRead& on_read,
                                             std::size_t in_flight) {
   std::vector<std::size_t> refused;
-  Batch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));
+  OpenBatch batch(std::max<std::size_t>(1, std::min(in_flight, refs.size())));
   const auto start = [&](std::size_t index) {
     librados::IoCtx& io = contexts.at(pool, refs[index].pool_namespace);
     if (auto damaged = refuse_damaged_layout(io, refs[index])) {
@@ -175,7 +175,7 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, IoContexts& contex
     return true;
   };
   const auto ready = [&](std::size_t at) {
-    Slot& slot = batch.slot(at);
+    OpenSlot& slot = batch.slot(at);
     const std::size_t index = slot.index;
     const inventory::ImageRef& ref = refs[index];
     OrFallback<sync::ImageRead> read =

@@ -10,11 +10,11 @@ Error error_of(const std::exception_ptr& caught) {
   } catch (const Error& error) {
     return error;
   } catch (const std::exception& e) {
-    return Error(ExitCode::internal, std::string("unexpected: ") + e.what(),
-                 "report this as a bug with the log");
+    return {ExitCode::internal, std::string("unexpected: ") + e.what(),
+            "report this as a bug with the log"};
   } catch (...) {
-    return Error(ExitCode::internal, "unexpected non-standard exception",
-                 "report this as a bug with the log");
+    return {ExitCode::internal, "unexpected non-standard exception",
+            "report this as a bug with the log"};
   }
 }
 

@@ -59,10 +59,10 @@ int current_version(pqxx::work& work) {
 
 /// The error of a database migrated by a newer rbd-sync than this one (to `found`).
 Error newer_schema(int found) {
-  return Error(ExitCode::config,
-               "database schema version " + std::to_string(found) +
-                   " is newer than this rbd-sync (" + std::to_string(latest_schema_version()) + ")",
-               "upgrade rbd-sync to the version that migrated this database");
+  return {ExitCode::config,
+          "database schema version " + std::to_string(found) + " is newer than this rbd-sync (" +
+              std::to_string(latest_schema_version()) + ")",
+          "upgrade rbd-sync to the version that migrated this database"};
 }
 
 /// Throws Error(config) when schema rbdsync exists and belongs to another role than the

@@ -58,6 +58,7 @@ enum class Fallback {
   child_directory_unreadable,
   child_trash_unreadable,
   child_name_not_found,
+  count_,  ///< not a reason: how many there are, the size of k_fallbacks
 };
 
 struct FallbackInfo {
@@ -66,7 +67,7 @@ struct FallbackInfo {
 };
 
 /// Every Fallback, in declaration order (checked below, when compiled), with its text.
-inline constexpr std::array<FallbackInfo, 43> k_fallbacks{{
+inline constexpr std::array<FallbackInfo, static_cast<std::size_t>(Fallback::count_)> k_fallbacks{{
     {Fallback::format_1, "format 1"},
     {Fallback::migration, "migration"},
     {Fallback::header_unreadable, "header read failed"},
@@ -112,73 +113,16 @@ inline constexpr std::array<FallbackInfo, 43> k_fallbacks{{
     {Fallback::child_name_not_found, "a child image's name not found"},
 }};
 
-/// Whether `reason` is one of the enumerators. A switch with no default: -Wswitch (an
-/// error under -Wall -Werror) refuses an enumerator added without its case here, and
-/// the static_assert below then wants its row in k_fallbacks.
-constexpr bool is_fallback(Fallback reason) {
-  switch (reason) {
-    case Fallback::format_1:
-    case Fallback::migration:
-    case Fallback::header_unreadable:
-    case Fallback::header_too_many_keys:
-    case Fallback::header_key_encoding_unknown:
-    case Fallback::header_key_unknown:
-    case Fallback::header_incomplete:
-    case Fallback::lock_info_undecodable:
-    case Fallback::fast_diff_with_fancy_striping:
-    case Fallback::snapshot_namespace_unknown:
-    case Fallback::snapshot_being_unprotected:
-    case Fallback::object_map_unreadable:
-    case Fallback::snapshot_map_unreadable:
-    case Fallback::exact_usage_without_map:
-    case Fallback::mirroring_object_unreadable:
-    case Fallback::mirroring_entry_undecodable:
-    case Fallback::mirroring_journal_mode:
-    case Fallback::mirroring_mode_unknown:
-    case Fallback::librbd_not_permitted:
-    case Fallback::parent_pool_unreadable:
-    case Fallback::parent_pool_unopened:
-    case Fallback::parent_directory_unreadable:
-    case Fallback::parent_directory_undecodable:
-    case Fallback::parent_trash_unreadable:
-    case Fallback::parent_trash_undecodable:
-    case Fallback::parent_image_not_found:
-    case Fallback::parent_snapshot_unreadable:
-    case Fallback::parent_snapshot_not_found:
-    case Fallback::parent_snapshot_undecodable:
-    case Fallback::group_pool_unopened:
-    case Fallback::group_name_unreadable:
-    case Fallback::group_name_undecodable:
-    case Fallback::pool_list_unreadable:
-    case Fallback::base_tier_unreadable:
-    case Fallback::children_pool_unreadable:
-    case Fallback::children_object_unreadable:
-    case Fallback::children_object_undecodable:
-    case Fallback::children_key_unreadable:
-    case Fallback::children_key_undecodable:
-    case Fallback::child_pool_unreadable:
-    case Fallback::child_directory_unreadable:
-    case Fallback::child_trash_unreadable:
-    case Fallback::child_name_not_found:
-      return true;
-  }
-  return false;
-}
-
-/// Whether k_fallbacks holds every Fallback once, in declaration order.
+/// Whether row i of k_fallbacks is Fallback i, with a text: a reason added to the enum
+/// without its row leaves the last row empty (the array is as long as the enum).
 constexpr bool lists_every_fallback_in_order() {
-  std::size_t row = 0;
-  for (int value = 0; value < 256; ++value) {
-    const auto reason = static_cast<Fallback>(value);
-    if (!is_fallback(reason)) {
-      continue;
-    }
-    if (row == k_fallbacks.size() || k_fallbacks.at(row).reason != reason) {
+  for (std::size_t row = 0; row < k_fallbacks.size(); ++row) {
+    if (k_fallbacks.at(row).reason != static_cast<Fallback>(row) ||
+        k_fallbacks.at(row).text == nullptr) {
       return false;
     }
-    ++row;
   }
-  return row == k_fallbacks.size();
+  return true;
 }
 static_assert(lists_every_fallback_in_order(), "k_fallbacks: every Fallback once, in order");
 

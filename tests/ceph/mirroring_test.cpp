@@ -16,9 +16,7 @@
 namespace rbdsync::ceph {
 namespace {
 
-using ceph::fast_diff_used_bytes;
 using rbdsync::testing::bytes;
-using rbdsync::testing::fast_diff_used_bytes;
 using rbdsync::testing::states;
 
 // Captured from the test cluster (Ceph 16.2.15): `rbd mirror pool enable pool image`,
@@ -172,7 +170,8 @@ TEST(Mirroring, UsageDiffWalksTheMapsOfTheSnapshotsBetween) {
       fast_diff_used_bytes(&from, {{&mirror, 16 * k_mib}, {&end, 16 * k_mib}}, 4 * k_mib);
   EXPECT_EQ(used, 12 * k_mib);
   // Diffed straight from the user snapshot, object 1 would look unchanged.
-  EXPECT_EQ(fast_diff_used_bytes(&user, 16 * k_mib, end, 16 * k_mib, 4 * k_mib), 8 * k_mib);
+  EXPECT_EQ(rbdsync::testing::fast_diff_used_bytes(&user, 16 * k_mib, end, 16 * k_mib, 4 * k_mib),
+            8 * k_mib);
 }
 
 TEST(Mirroring, UsageDiffThroughAShrinkAndAGrowth) {

@@ -20,7 +20,7 @@
 #include "ceph/direct/direct_reader.hpp"
 #include "ceph/directory_pager.hpp"
 #include "ceph/librbd/image_reader.hpp"
-#include "ceph/librbd/librbd_batch.hpp"
+#include "ceph/librbd/librbd_reader.hpp"
 #include "ceph/not_permitted.hpp"
 #include "ceph/pool_figures.hpp"
 #include "common/error.hpp"

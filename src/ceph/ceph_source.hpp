@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ceph/page_read.hpp"
+#include "ceph/batch_reader.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
 

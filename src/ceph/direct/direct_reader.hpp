@@ -8,9 +8,9 @@
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
+#include "ceph/batch_reader.hpp"
 #include "ceph/connection.hpp"
 #include "ceph/direct/clone_links.hpp"
-#include "ceph/page_read.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
 #include "sync/usage_marks.hpp"

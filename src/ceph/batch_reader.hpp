@@ -29,7 +29,7 @@ using OnPageRead = std::function<void(std::size_t index, sync::ImageRead read)>;
 using FallbackCounts = std::map<std::string, std::size_t>;
 
 /// One way of reading a page of one pool's images: the direct reader
-/// (ceph/direct/direct_reader.hpp) or the librbd reader (ceph/librbd/librbd_batch.hpp).
+/// (ceph/direct/direct_reader.hpp) or the librbd reader (ceph/librbd/librbd_reader.hpp).
 /// CephSource holds the sync's one and counts what it answers: images by way ("header":
 /// decoded from their headers, "librbd": opened through librbd; a way the reader reports
 /// is listed in --json's read.images even at 0), and why images went from one reader to

@@ -6,8 +6,8 @@
 #include <rados/librados.hpp>
 #include <rbd/librbd.hpp>
 
+#include "ceph/batch_reader.hpp"
 #include "ceph/connection.hpp"
-#include "ceph/page_read.hpp"
 #include "inventory/inventory.hpp"
 #include "sync/source.hpp"
 

@@ -1,4 +1,4 @@
-#include "ceph/librbd/librbd_batch.hpp"
+#include "ceph/librbd/librbd_reader.hpp"
 
 #include <algorithm>
 #include <memory>

@@ -1,5 +1,6 @@
 #include "db/history.hpp"
 
+#include "common/run_status.hpp"
 #include "db/pqxx_compat.hpp"
 
 namespace rbdsync::db {
@@ -107,9 +108,9 @@ PrunedRows prune_history(pqxx::work& work, const std::string& fsid, const std::s
   pruned.runs =
       static_cast<std::size_t>(exec(work,
                                     "DELETE FROM rbdsync.runs WHERE fsid = $1 AND run_id <> $2 AND "
-                                    "status <> 'running' AND started_at < pg_catalog.now() - "
+                                    "status <> $4 AND started_at < pg_catalog.now() - "
                                     "pg_catalog.make_interval(days => $3)",
-                                    fsid, run_id, days)
+                                    fsid, run_id, days, run_status_name(RunStatus::running))
                                    .affected_rows());
   pruned.pool_usage = static_cast<std::size_t>(
       exec(work, superseded_rows("pool_usage_history", "pool_id"), fsid, days).affected_rows());

@@ -27,8 +27,8 @@ std::optional<sync::ImageRead> refuse_damaged_layout(librados::IoCtx& io,
 /// to the image becomes the `gone` or `failed` outcome; an errno that means the cluster
 /// is in trouble (is_cluster_errno) throws Error. `exact_usage` computes usage even where
 /// no valid fast-diff map makes it cheap (what `rbd du` does then: object by object).
-/// What this client may not read (ceph/not_permitted.hpp: the clones of a snapshot, the name of a
-/// group, usage in a data pool) is stored as unknown with its reason. A fallback
+/// What this client may not read (ceph/not_permitted.hpp: the clones of a snapshot, the
+/// name of a group, usage in a data pool) is stored as unknown with its reason. A fallback
 /// (Fallback::librbd_not_permitted) when librbd was not permitted to open the image at
 /// all (EPERM/EACCES): librbd opens a clone's parent with it, and this client may not
 /// read the parent's pool; the caller decodes its header instead (read_images_direct()).

@@ -11,148 +11,218 @@ constexpr CommandSet k_migrate = bit(Command::migrate);
 constexpr CommandSet k_status = bit(Command::status);
 constexpr CommandSet k_serve = bit(Command::serve);
 
-using G = OptionGroup;
-using V = ValueKind;
-
 // Which command takes which option follows what front/commands.cpp and main.cpp read:
 // logging is set up for every command; migrate opens the database and prints a result;
 // status reads only the lock file and always prints its answer (so no --quiet).
-// An option is: long name, short, value, value name, help, default, default is the
-// value, group, commands, in synopsis.
+
+/// One row of the table, field by field by name, so that no row is a run of bare values
+/// to count along. What a row does not name keeps OptionSpec's "none": no letter, a
+/// switch, no default, not in the synopsis, no alias. Its group is the list it is in.
+class Option {
+ public:
+  Option(const char* long_name, CommandSet commands, const char* help) {
+    spec_.long_name = long_name;
+    spec_.commands = commands;
+    spec_.help = help;
+  }
+
+  Option& letter(const char* short_name) {
+    spec_.short_name = short_name;
+    return *this;
+  }
+  Option& text(const char* value_name) { return takes(ValueKind::text, value_name); }
+  Option& number(const char* value_name) { return takes(ValueKind::number, value_name); }
+  Option& repeated(const char* value_name) { return takes(ValueKind::repeated, value_name); }
+
+  /// The value the parser assumes when the option is absent, told as "(default: ...)".
+  Option& defaults_to(const char* value) { return tells_default(value, true); }
+  /// What happens when the option is absent, told as "(default: ...)": no one value.
+  Option& when_absent(const char* what_happens) { return tells_default(what_happens, false); }
+
+  Option& in_synopsis() {
+    spec_.in_synopsis = true;
+    return *this;
+  }
+  Option& alias(const char* older_name) {
+    spec_.alias = older_name;
+    return *this;
+  }
+
+  OptionSpec in_group(OptionGroup group) const {
+    OptionSpec spec = spec_;
+    spec.group = group;
+    return spec;
+  }
+
+ private:
+  Option& takes(ValueKind kind, const char* value_name) {
+    spec_.kind = kind;
+    spec_.value_name = value_name;
+    return *this;
+  }
+  Option& tells_default(const char* text, bool is_value) {
+    spec_.default_text = text;
+    spec_.default_is_value = is_value;
+    return *this;
+  }
+
+  OptionSpec spec_;
+};
 
 /// Where the lock file is and how a run meets another.
-std::vector<OptionSpec> guard_options() {
+std::vector<Option> guard_options() {
   return {
-      {flag::k_lock_file, "", V::text, "PATH",
-       "the lock file every caller for this cluster shares; its directory is shared through the "
-       "group rbd-sync",
-       "/run/lock/rbd-sync/sync.lock, or sync@NAME.lock for a cluster NAME other than ceph", false,
-       G::guard, k_run | k_status, true},
-      {flag::k_wait, "", V::number, "SECONDS",
-       "wait up to this many seconds (at most 86400) for a running sync on this host to finish "
-       "instead of exiting 75",
-       "0", true, G::guard, k_run, false},
-      {flag::k_conflict_exit_code, "", V::number, "CODE",
-       "the exit status when another sync holds the guard, as in 'flock -E'; the answer printed "
-       "is the same but for its exit_code (0 suits a Kubernetes CronJob, where 75 would count "
-       "as a failed Job)",
-       "75", true, G::guard, k_run, false},
-      {flag::k_trigger, "", V::text, "cron|web|manual",
-       "who started this run, as the holder record, the run history and the result tell it",
-       "manual", true, G::guard, k_run, false},
-      {flag::k_requested_by, "", V::text, "NAME",
-       "who asked for this run (the console's signed-in user), recorded beside the trigger; "
-       "printable, at most 256 bytes",
-       "", false, G::guard, k_run, false},
-      {flag::k_detach, "", V::none, "",
-       "answer once this run holds both guards ('started', exit 0) or found one busy (exit 75); "
-       "the sync goes on in the background, logging to --log-file or to detached.log beside the "
-       "lock file",
-       "", false, G::guard, k_run, false},
+      Option(flag::k_lock_file, k_run | k_status,
+             "the lock file every caller for this cluster shares; its directory is shared through "
+             "the group rbd-sync")
+          .text("PATH")
+          .when_absent(
+              "/run/lock/rbd-sync/sync.lock, or sync@NAME.lock for a cluster NAME other than ceph")
+          .in_synopsis(),
+      Option(flag::k_wait, k_run,
+             "wait up to this many seconds (at most 86400) for a running sync on this host to "
+             "finish instead of exiting 75")
+          .number("SECONDS")
+          .defaults_to("0"),
+      Option(flag::k_conflict_exit_code, k_run,
+             "the exit status when another sync holds the guard, as in 'flock -E'; the answer "
+             "printed is the same but for its exit_code (0 suits a Kubernetes CronJob, where 75 "
+             "would count as a failed Job)")
+          .number("CODE")
+          .defaults_to("75"),
+      Option(flag::k_trigger, k_run,
+             "who started this run, as the holder record, the run history and the result tell it")
+          .text("cron|web|manual")
+          .defaults_to("manual"),
+      Option(flag::k_requested_by, k_run,
+             "who asked for this run (the console's signed-in user), recorded beside the trigger; "
+             "printable, at most 256 bytes")
+          .text("NAME"),
+      Option(flag::k_detach, k_run,
+             "answer once this run holds both guards ('started', exit 0) or found one busy (exit "
+             "75); the sync goes on in the background, logging to --log-file or to detached.log "
+             "beside the lock file"),
   };
 }
 
 /// Which cluster, as which client, and how its images are read.
-std::vector<OptionSpec> ceph_options() {
+std::vector<Option> ceph_options() {
   return {
-      {flag::k_cluster, "", V::text, "NAME",
-       "the Ceph cluster name, as in 'rbd --cluster': it names the ceph.conf, the keyring and "
-       "the lock file",
-       k_default_cluster, true, G::ceph, k_run | k_status, false},
-      {flag::k_conf, "c", V::text, "PATH", "the ceph.conf to read, as in 'rbd -c'",
-       "$CEPH_CONF, then /etc/ceph/NAME.conf and ~/.ceph/NAME.conf; none is needed when "
-       "--mon-host and a key are given",
-       false, G::ceph, k_run, false, flag::k_ceph_conf},
-      {flag::k_mon_host, "m", V::text, "HOST[,HOST]",
-       "the mon addresses, as in 'rbd -m', in place of ceph.conf's mon_host; Rook's form "
-       "(a=ADDR,b=ADDR) is taken, the names dropped",
-       "", false, G::ceph, k_run, false},
-      {flag::k_id, "i", V::text, "ID", "the Ceph client id, as in 'rbd --id'", "admin", false,
-       G::ceph, k_run, false},
-      {flag::k_name, "n", V::text, "client.ID",
-       "the Ceph client name, as in 'rbd --name'; give --id or --name, not both", "", false,
-       G::ceph, k_run, false},
-      {flag::k_keyring, "k", V::text, "PATH", "the keyring holding the client's key",
-       "'keyring' from ceph.conf, else /etc/ceph/NAME.client.ID.keyring and the others rbd "
-       "looks at",
-       false, G::ceph, k_run, false},
-      {flag::k_keyfile, "", V::text, "PATH",
-       "a file holding only the client's base64 key, as in 'rbd --keyfile' (a key file beats "
-       "the keyring)",
-       "", false, G::ceph, k_run, false},
-      {flag::k_pool, "p", V::repeated, "NAME",
-       "a pool to sync, repeatable; the stored rows of other pools are left alone",
-       "every pool with the rbd application that the client may read", false, G::ceph, k_run, true},
-      {flag::k_ceph_timeout, "", V::number, "SECONDS",
-       "how many seconds (1 to 3600) to wait for a mon or an OSD before failing", "30", true,
-       G::ceph, k_run, false},
-      {flag::k_exact_usage, "", V::none, "",
-       "also compute the used bytes of images without a valid fast-diff map, as 'rbd du' does "
-       "(reads every object: slow)",
-       "", false, G::ceph, k_run, false},
-      {flag::k_reader, "", V::text, "direct|librbd",
-       "how images are read: direct decodes each header object itself and asks librbd only "
-       "for what it does not understand; librbd opens every image",
-       "direct", true, G::ceph, k_run, false},
+      Option(flag::k_cluster, k_run | k_status,
+             "the Ceph cluster name, as in 'rbd --cluster': it names the ceph.conf, the keyring "
+             "and the lock file")
+          .text("NAME")
+          .defaults_to(k_default_cluster),
+      Option(flag::k_conf, k_run, "the ceph.conf to read, as in 'rbd -c'")
+          .letter("c")
+          .text("PATH")
+          .when_absent("$CEPH_CONF, then /etc/ceph/NAME.conf and ~/.ceph/NAME.conf; none is needed "
+                       "when --mon-host and a key are given")
+          .alias(flag::k_ceph_conf),
+      Option(flag::k_mon_host, k_run,
+             "the mon addresses, as in 'rbd -m', in place of ceph.conf's mon_host; Rook's form "
+             "(a=ADDR,b=ADDR) is taken, the names dropped")
+          .letter("m")
+          .text("HOST[,HOST]"),
+      Option(flag::k_id, k_run, "the Ceph client id, as in 'rbd --id'")
+          .letter("i")
+          .text("ID")
+          .when_absent("admin"),
+      Option(flag::k_name, k_run,
+             "the Ceph client name, as in 'rbd --name'; give --id or --name, not both")
+          .letter("n")
+          .text("client.ID"),
+      Option(flag::k_keyring, k_run, "the keyring holding the client's key")
+          .letter("k")
+          .text("PATH")
+          .when_absent("'keyring' from ceph.conf, else /etc/ceph/NAME.client.ID.keyring and the "
+                       "others rbd looks at"),
+      Option(flag::k_keyfile, k_run,
+             "a file holding only the client's base64 key, as in 'rbd --keyfile' (a key file beats "
+             "the keyring)")
+          .text("PATH"),
+      Option(flag::k_pool, k_run,
+             "a pool to sync, repeatable; the stored rows of other pools are left alone")
+          .letter("p")
+          .repeated("NAME")
+          .when_absent("every pool with the rbd application that the client may read")
+          .in_synopsis(),
+      Option(flag::k_ceph_timeout, k_run,
+             "how many seconds (1 to 3600) to wait for a mon or an OSD before failing")
+          .number("SECONDS")
+          .defaults_to("30"),
+      Option(flag::k_exact_usage, k_run,
+             "also compute the used bytes of images without a valid fast-diff map, as 'rbd du' "
+             "does (reads every object: slow)"),
+      Option(flag::k_reader, k_run,
+             "how images are read: direct decodes each header object itself and asks librbd only "
+             "for what it does not understand; librbd opens every image")
+          .text("direct|librbd")
+          .defaults_to("direct"),
   };
 }
 
 /// Where the inventory is written.
-std::vector<OptionSpec> database_options() {
+std::vector<Option> database_options() {
   return {
-      {flag::k_db, "", V::text, "CONNINFO",
-       "libpq conninfo or URI, without a password: that comes from ~/.pgpass, PGPASSFILE or "
-       "pg_service.conf",
-       k_default_db, true, G::database, k_run | k_migrate, true},
-      {flag::k_db_timeout, "", V::number, "SECONDS",
-       "how many seconds (1 to 86400) any one database statement may run", "300", true, G::database,
-       k_run | k_migrate, false},
-      {flag::k_history_days, "", V::number, "DAYS",
-       "keep this many days (0 to 36500; 0 keeps all) of run history and usage history: a run "
-       "deletes older rows of its cluster in its own transaction, but the usage row that still "
-       "holds at the window's start",
-       "what the cluster's last committed run kept, else 400", false, G::database, k_run, false},
+      Option(flag::k_db, k_run | k_migrate,
+             "libpq conninfo or URI, without a password: that comes from ~/.pgpass, PGPASSFILE or "
+             "pg_service.conf")
+          .text("CONNINFO")
+          .defaults_to(k_default_db)
+          .in_synopsis(),
+      Option(flag::k_db_timeout, k_run | k_migrate,
+             "how many seconds (1 to 86400) any one database statement may run")
+          .number("SECONDS")
+          .defaults_to("300"),
+      Option(flag::k_history_days, k_run,
+             "keep this many days (0 to 36500; 0 keeps all) of run history and usage history: a "
+             "run deletes older rows of its cluster in its own transaction, but the usage row that "
+             "still holds at the window's start")
+          .number("DAYS")
+          .when_absent("what the cluster's last committed run kept, else 400"),
   };
 }
 
 /// What the run says, and where.
-std::vector<OptionSpec> output_options() {
+std::vector<Option> output_options() {
   return {
-      {flag::k_format, "", V::text, "plain|json", "the result on stdout", "plain", true, G::output,
-       k_every_command, false},
-      {flag::k_json, "", V::none, "", "same as --format json", "", false, G::output,
-       k_every_command, false},
-      {flag::k_quiet, "q", V::none, "", "print no result line; errors still go to stderr", "",
-       false, G::output, k_run | k_migrate, false},
-      {flag::k_verbose, "v", V::none, "", "log debug messages, as --log-level debug", "", false,
-       G::output, k_every_command, false},
-      {flag::k_log_level, "", V::text, "LEVEL",
-       "log this level and above: trace, debug, info, warn, error, critical or off", "warn", true,
-       G::output, k_every_command, false},
-      {flag::k_log_file, "", V::text, "PATH", "append the log to this file instead of stderr", "",
-       false, G::output, k_every_command, false},
-      {flag::k_metrics_file, "", V::text, "PATH",
-       "write Prometheus textfile metrics of the run to this file (atomically)", "", false,
-       G::output, k_run, false},
+      Option(flag::k_format, k_every_command, "the result on stdout")
+          .text("plain|json")
+          .defaults_to("plain"),
+      Option(flag::k_json, k_every_command, "same as --format json"),
+      Option(flag::k_quiet, k_run | k_migrate, "print no result line; errors still go to stderr")
+          .letter("q"),
+      Option(flag::k_verbose, k_every_command, "log debug messages, as --log-level debug")
+          .letter("v"),
+      Option(flag::k_log_level, k_every_command,
+             "log this level and above: trace, debug, info, warn, error, critical or off")
+          .text("LEVEL")
+          .defaults_to("warn"),
+      Option(flag::k_log_file, k_every_command, "append the log to this file instead of stderr")
+          .text("PATH"),
+      Option(flag::k_metrics_file, k_run,
+             "write Prometheus textfile metrics of the run to this file (atomically)")
+          .text("PATH"),
   };
 }
 
 /// Help and version.
-std::vector<OptionSpec> general_options() {
+std::vector<Option> general_options() {
   return {
-      {flag::k_settings_dir, "", V::text, "DIR",
-       "the directory of the settings files the units read: rbd-sync, and rbd-sync@NAME for "
-       "a cluster NAME other than ceph",
-       k_default_settings_dir, true, G::general, k_serve, false},
-      {flag::k_connection, "", V::text, "NUMBER-PID-UID",
-       "the name systemd gives the connection's unit instance (%i), whose caller's pid and uid "
-       "the log names (inside the unit's user namespace the socket reports nobody)",
-       "", false, G::general, k_serve, false},
-      {flag::k_help, "h", V::none, "",
-       "print the help of the command, or the list of commands, and exit", "", false, G::general,
-       k_all_commands, false},
-      {flag::k_version, "", V::none, "", "print the version and exit", "", false, G::general,
-       k_all_commands, false},
+      Option(flag::k_settings_dir, k_serve,
+             "the directory of the settings files the units read: rbd-sync, and rbd-sync@NAME for "
+             "a cluster NAME other than ceph")
+          .text("DIR")
+          .defaults_to(k_default_settings_dir),
+      Option(flag::k_connection, k_serve,
+             "the name systemd gives the connection's unit instance (%i), whose caller's pid and "
+             "uid the log names (inside the unit's user namespace the socket reports nobody)")
+          .text("NUMBER-PID-UID"),
+      Option(flag::k_help, k_all_commands,
+             "print the help of the command, or the list of commands, and exit")
+          .letter("h"),
+      Option(flag::k_version, k_all_commands, "print the version and exit"),
   };
 }
 
@@ -160,16 +230,16 @@ std::vector<OptionSpec> general_options() {
 struct GroupEntry {
   OptionGroup group;
   const char* heading;
-  std::vector<OptionSpec> (*options)();
+  std::vector<Option> (*options)();
 };
 
 /// Every group, in the order shown.
 constexpr std::array<GroupEntry, 5> k_groups = {{
-    {G::guard, "Guard", guard_options},
-    {G::ceph, "Ceph", ceph_options},
-    {G::database, "Database", database_options},
-    {G::output, "Output", output_options},
-    {G::general, "General", general_options},
+    {OptionGroup::guard, "Guard", guard_options},
+    {OptionGroup::ceph, "Ceph", ceph_options},
+    {OptionGroup::database, "Database", database_options},
+    {OptionGroup::output, "Output", output_options},
+    {OptionGroup::general, "General", general_options},
 }};
 
 }  // namespace
@@ -178,8 +248,9 @@ const std::vector<OptionSpec>& option_table() {
   static const std::vector<OptionSpec> k_table = [] {
     std::vector<OptionSpec> table;
     for (const GroupEntry& entry : k_groups) {
-      const std::vector<OptionSpec> options = entry.options();
-      table.insert(table.end(), options.begin(), options.end());
+      for (const Option& option : entry.options()) {
+        table.push_back(option.in_group(entry.group));
+      }
     }
     return table;
   }();

@@ -48,19 +48,20 @@ enum class OptionGroup { guard, ceph, database, output, general };
 
 /// One option, as the parser, `--help` and the man page all take it.
 struct OptionSpec {
-  const char* long_name;   ///< a flag::k_* constant
-  const char* short_name;  ///< one letter, or "" for none
-  ValueKind kind;
-  const char* value_name;  ///< what follows the option (PATH, SECONDS, plain|json); "" for switches
-  const char* help;        ///< one sentence without its final period; names no default
+  const char* long_name = "";   ///< a flag::k_* constant
+  const char* short_name = "";  ///< one letter, or "" for none
+  ValueKind kind = ValueKind::none;
+  /// What follows the option (PATH, SECONDS, plain|json); "" for switches.
+  const char* value_name = "";
+  const char* help = "";  ///< one sentence without its final period; names no default
   /// Told once, as "(default: ...)"; "" when there is nothing to tell.
-  const char* default_text;
+  const char* default_text = "";
   /// Whether default_text is also the value the parser assumes when the option is absent
   /// (otherwise it describes what happens, as "$CEPH_CONF, then /etc/ceph/ceph.conf").
-  bool default_is_value;
-  OptionGroup group;
-  CommandSet commands;  ///< where it is accepted; anywhere else it is a usage error
-  bool in_synopsis;     ///< named in the command's usage line
+  bool default_is_value = false;
+  OptionGroup group = OptionGroup::general;
+  CommandSet commands = 0;   ///< where it is accepted; anywhere else it is a usage error
+  bool in_synopsis = false;  ///< named in the command's usage line
   /// An older long name that still works (kept for the scripts that use it), or "".
   const char* alias = "";
 };

@@ -27,25 +27,19 @@ void add_table_option(cxxopts::Options& options, const OptionSpec& option, Purpo
                       const std::string& group) {
   std::shared_ptr<cxxopts::Value> value = value_of(option.kind);
   std::string description = option.help;
-  const std::string default_text = option.default_text;
   const std::string short_name = option.short_name;
   std::string names = short_name.empty() ? option.long_name : short_name + "," + option.long_name;
   const bool has_alias = *option.alias != '\0';
   if (purpose == Purpose::parse) {
     if (option.default_is_value) {
-      value->default_value(default_text);
+      value->default_value(option.default_text);
     }
     if (has_alias) {
       names += std::string(",") + option.alias;
     }
   } else {
     // cxxopts would show the alias in place of the name: the help tells it in words.
-    if (has_alias) {
-      description += std::string(" (also --") + option.alias + ")";
-    }
-    if (!default_text.empty()) {
-      description += " (default: " + default_text + ")";
-    }
+    description = help_sentence(option);
   }
   options.add_options(group)(names, description, value, option.value_name);
 }

@@ -77,14 +77,7 @@ std::string options_section() {
       if (option.kind != ValueKind::none) {
         items += std::string(" \\fI") + roff_text(option.value_name) + "\\fR";
       }
-      items += "\n" + roff_text(option.help);
-      if (*option.alias != '\0') {
-        items += " (also " + roff_text(std::string("--") + option.alias) + ")";
-      }
-      if (*option.default_text != '\0') {
-        items += " (default: " + roff_text(option.default_text) + ")";
-      }
-      items += ".\n" + applies_sentence(option.commands);
+      items += "\n" + roff_text(help_sentence(option)) + ".\n" + applies_sentence(option.commands);
     }
     if (!items.empty()) {
       text += std::string(".SS ") + group_name(group) + "\n" + items;

@@ -31,7 +31,11 @@ class Option {
     return *this;
   }
   Option& text(const char* value_name) { return takes(ValueKind::text, value_name); }
-  Option& number(const char* value_name) { return takes(ValueKind::number, value_name); }
+  Option& number(const char* value_name, int low, int high) {
+    spec_.low = low;
+    spec_.high = high;
+    return takes(ValueKind::number, value_name);
+  }
   Option& repeated(const char* value_name) { return takes(ValueKind::repeated, value_name); }
 
   /// The value the parser assumes when the option is absent, told as "(default: ...)".
@@ -80,15 +84,15 @@ std::vector<Option> guard_options() {
               "/run/lock/rbd-sync/sync.lock, or sync@NAME.lock for a cluster NAME other than ceph")
           .in_synopsis(),
       Option(flag::k_wait, k_run,
-             "wait up to this many seconds (at most 86400) for a running sync on this host to "
-             "finish instead of exiting 75")
-          .number("SECONDS")
+             "wait up to this many seconds for a running sync on this host to finish instead of "
+             "exiting 75")
+          .number("SECONDS", 0, 86400)
           .defaults_to("0"),
       Option(flag::k_conflict_exit_code, k_run,
              "the exit status when another sync holds the guard, as in 'flock -E'; the answer "
              "printed is the same but for its exit_code (0 suits a Kubernetes CronJob, where 75 "
              "would count as a failed Job)")
-          .number("CODE")
+          .number("CODE", 0, 255)
           .defaults_to("75"),
       Option(flag::k_trigger, k_run,
              "who started this run, as the holder record, the run history and the result tell it")
@@ -148,8 +152,8 @@ std::vector<Option> ceph_options() {
           .when_absent("every pool with the rbd application that the client may read")
           .in_synopsis(),
       Option(flag::k_ceph_timeout, k_run,
-             "how many seconds (1 to 3600) to wait for a mon or an OSD before failing")
-          .number("SECONDS")
+             "how many seconds to wait for a mon or an OSD before failing")
+          .number("SECONDS", 1, 3600)
           .defaults_to("30"),
       Option(flag::k_exact_usage, k_run,
              "also compute the used bytes of images without a valid fast-diff map, as 'rbd du' "
@@ -172,14 +176,14 @@ std::vector<Option> database_options() {
           .defaults_to(k_default_db)
           .in_synopsis(),
       Option(flag::k_db_timeout, k_run | k_migrate,
-             "how many seconds (1 to 86400) any one database statement may run")
-          .number("SECONDS")
+             "how many seconds any one database statement may run")
+          .number("SECONDS", 1, 86400)
           .defaults_to("300"),
       Option(flag::k_history_days, k_run,
-             "keep this many days (0 to 36500; 0 keeps all) of run history and usage history: a "
+             "keep this many days (0 keeps all) of run history and usage history: a "
              "run deletes older rows of its cluster in its own transaction, but the usage row that "
              "still holds at the window's start")
-          .number("DAYS")
+          .number("DAYS", 0, 36500)
           .when_absent("what the cluster's last committed run kept, else 400"),
   };
 }
@@ -298,6 +302,21 @@ const OptionSpec* find_option(const std::string& long_name) {
     }
   }
   return nullptr;
+}
+
+std::string help_sentence(const OptionSpec& option) {
+  std::string sentence = option.help;
+  if (*option.alias != '\0') {
+    sentence += std::string(" (also --") + option.alias + ")";
+  }
+  std::string notes;
+  if (option.kind == ValueKind::number) {
+    notes = std::to_string(option.low) + " to " + std::to_string(option.high);
+  }
+  if (*option.default_text != '\0') {
+    notes += (notes.empty() ? "" : "; ") + std::string("default: ") + option.default_text;
+  }
+  return notes.empty() ? sentence : sentence + " (" + notes + ")";
 }
 
 bool applies_to(const OptionSpec& option, Command command) {

@@ -62,6 +62,10 @@ struct OptionSpec {
   OptionGroup group = OptionGroup::general;
   CommandSet commands = 0;   ///< where it is accepted; anywhere else it is a usage error
   bool in_synopsis = false;  ///< named in the command's usage line
+  /// A ValueKind::number takes `low` to `high`: the parser refuses others, the help tells
+  /// them.
+  int low = 0;
+  int high = 0;
   /// An older long name that still works (kept for the scripts that use it), or "".
   const char* alias = "";
 };
@@ -85,6 +89,10 @@ const CommandSpec* find_command(const std::string& name);
 
 /// The option called `long_name`, or nullptr.
 const OptionSpec* find_option(const std::string& long_name);
+
+/// What `--help` and the man page say of `option`: its help, then in parentheses its
+/// older name, its range and its default: "... (1 to 3600; default: 30)".
+std::string help_sentence(const OptionSpec& option);
 
 /// Whether `option` is accepted by `command`.
 bool applies_to(const OptionSpec& option, Command command);

@@ -166,21 +166,22 @@ std::optional<std::string> non_empty_value(const cxxopts::ParseResult& result, c
   return value;
 }
 
-/// The number of `unit` the option `name` gives, refused unless from `low` to `high`.
-int number_in(const cxxopts::ParseResult& result, const char* name, int low, int high,
-              const char* unit) {
+/// The number of `unit` the option `name` gives, refused unless in its range (the option
+/// table's low to high).
+int number_in(const cxxopts::ParseResult& result, const char* name, const char* unit) {
+  const OptionSpec& option = *find_option(name);
   const int number = result[name].as<int>();
-  if (number < low || number > high) {
+  if (number < option.low || number > option.high) {
     throw Error(ExitCode::usage,
-                std::string("--") + name + " must be " + std::to_string(low) + " to " +
-                    std::to_string(high) + " " + unit + ", not " + std::to_string(number),
+                std::string("--") + name + " must be " + std::to_string(option.low) + " to " +
+                    std::to_string(option.high) + " " + unit + ", not " + std::to_string(number),
                 k_usage_hint);
   }
   return number;
 }
 
-int seconds_in(const cxxopts::ParseResult& result, const char* name, int low, int high) {
-  return number_in(result, name, low, high, "seconds");
+int seconds_in(const cxxopts::ParseResult& result, const char* name) {
+  return number_in(result, name, "seconds");
 }
 
 /// --requested-by goes into the holder record, the run history and log lines, and is
@@ -200,9 +201,8 @@ std::string checked_requester(const std::string& name) {
 void read_guard_options(const cxxopts::ParseResult& result, Config& config) {
   // The cluster's own lock file unless one is named: read_ceph_options() has the cluster.
   config.lock_file = non_empty_value(result, flag::k_lock_file).value_or("");
-  config.wait_seconds = seconds_in(result, flag::k_wait, 0, 86400);
-  config.conflict_exit_code =
-      number_in(result, flag::k_conflict_exit_code, 0, 255, "(an exit status)");
+  config.wait_seconds = seconds_in(result, flag::k_wait);
+  config.conflict_exit_code = number_in(result, flag::k_conflict_exit_code, "(an exit status)");
   config.detach = result.count(flag::k_detach) != 0;
   if (config.detach && config.wait_seconds > 0) {
     throw Error(ExitCode::usage, "--detach and --wait exclude each other",
@@ -304,14 +304,14 @@ void read_ceph_options(const cxxopts::ParseResult& result, const EarlyCephArgs& 
   }
   config.exact_usage = result.count(flag::k_exact_usage) != 0;
   config.reader = parse_reader(result[flag::k_reader].as<std::string>());
-  config.ceph_timeout_seconds = seconds_in(result, flag::k_ceph_timeout, 1, 3600);
+  config.ceph_timeout_seconds = seconds_in(result, flag::k_ceph_timeout);
 }
 
 void read_database_options(const cxxopts::ParseResult& result, Config& config) {
   config.db = result[flag::k_db].as<std::string>();
-  config.db_timeout_seconds = seconds_in(result, flag::k_db_timeout, 1, 86400);
+  config.db_timeout_seconds = seconds_in(result, flag::k_db_timeout);
   if (result.count(flag::k_history_days) != 0) {
-    config.history_days = number_in(result, flag::k_history_days, 0, 36500, "days");
+    config.history_days = number_in(result, flag::k_history_days, "days");
   }
 }
 

@@ -68,6 +68,35 @@ TEST(OptionTable, HelpTextsAreOneSentenceThatNamesNoDefault) {
   }
 }
 
+// The parser refuses a number outside its range and the help tells the range: both read
+// it here.
+TEST(OptionTable, NumbersHaveARangeThatHoldsTheirDefault) {
+  for (const OptionSpec& option : option_table()) {
+    if (option.kind != ValueKind::number) {
+      EXPECT_EQ(option.low, 0) << option.long_name;
+      EXPECT_EQ(option.high, 0) << option.long_name;
+      continue;
+    }
+    EXPECT_LT(option.low, option.high) << option.long_name;
+    if (option.default_is_value) {
+      const int value = std::stoi(option.default_text);
+      EXPECT_GE(value, option.low) << option.long_name;
+      EXPECT_LE(value, option.high) << option.long_name;
+    }
+  }
+}
+
+TEST(OptionTable, TheHelpSentenceTellsAliasRangeAndDefault) {
+  EXPECT_EQ(help_sentence(*find_option(flag::k_ceph_timeout)),
+            "how many seconds to wait for a mon or an OSD before failing (1 to 3600; default: 30)");
+  EXPECT_EQ(
+      help_sentence(*find_option(flag::k_conf))
+          .rfind("the ceph.conf to read, as in 'rbd -c' (also --ceph-conf) (default: $CEPH_CONF",
+                 0),
+      0U);
+  EXPECT_EQ(help_sentence(*find_option(flag::k_json)), "same as --format json");
+}
+
 TEST(OptionTable, EveryOptionAppliesToSomeCommand) {
   for (const OptionSpec& option : option_table()) {
     EXPECT_NE(option.commands & k_all_commands, 0U) << option.long_name;
@@ -141,7 +170,7 @@ std::map<std::string, ReadmeOption> readme_options() {
     const std::vector<std::string> row = cells(line);
     const CommandSet commands = readme_commands(row.at(1));
     for (std::sregex_iterator it(row[0].begin(), row[0].end(), span), last; it != last; ++it) {
-      std::string text = std::regex_replace((*it)[1].str(), std::regex("\\\\\\|"), "|");
+      std::string text = std::regex_replace((*it)[1].str(), std::regex(R"(\\\|)"), "|");
       ReadmeOption option;
       option.commands = commands;
       if (text.size() > 4 && text[0] == '-' && text[1] != '-' && text[2] == ',') {

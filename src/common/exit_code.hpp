@@ -41,8 +41,9 @@ inline constexpr std::array<ExitCodeInfo, 12> k_exit_codes{{
     {ExitCode::ok, "ok",
      "success: the inventory was committed, or the schema migrated; status: no sync is running"},
     {ExitCode::partial, "partial",
-     "committed, but some images could not be read; their previous rows were kept, marked "
-     "stale"},
+     "committed, but some images could not be read even on a retry, or a pool's image list is "
+     "damaged; their previous rows were kept, marked stale, and each is named on stderr and in "
+     "--json"},
     {ExitCode::usage, "usage",
      "bad command line: an unknown option or command, a bad value, an option of another "
      "command, a password in --db"},
@@ -53,13 +54,16 @@ inline constexpr std::array<ExitCodeInfo, 12> k_exit_codes{{
      "a bug, including unexpected exceptions, or the core module librbdsync-core.so missing, "
      "unloadable or of another build (reinstall rbd-sync); nothing was committed"},
     {ExitCode::cant_create, "cant_create",
-     "the lock file or its directory cannot be created or opened, or is refused as unsafe"},
+     "the lock file or its directory cannot be created or opened, or is refused as unsafe: a "
+     "symlink in the path, a directory of another user, a world-writable directory, not a "
+     "regular file, no permission"},
     {ExitCode::already_running, "already_running",
      "another sync holds the guard (this host's lock file or the cluster's lock in "
-     "PostgreSQL); try again later; status: a sync is running"},
+     "PostgreSQL); try again later (--conflict-exit-code changes this status for a run); "
+     "status: a sync is running"},
     {ExitCode::no_permission, "no_permission",
-     "Ceph or PostgreSQL refused authentication or authorisation, a --pool the client may not "
-     "read, or no rbd pool it may read"},
+     "Ceph or PostgreSQL refused authentication or authorisation: a wrong key, no caps, a "
+     "--pool the client may not read, or no rbd pool it may read"},
     {ExitCode::config, "config",
      "configuration: no ceph.conf or keyring, a bad --db, an unknown database or pool, a "
      "schema not migrated or newer than the binary"},

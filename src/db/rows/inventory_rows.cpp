@@ -2,6 +2,7 @@
 
 #include <ctime>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -240,7 +241,20 @@ ColumnList<ImageInput> image_layout_columns() {
   };
 }
 
-/// The parent's names this client may read: NULL when they are unknown to it, rather
+/// `convert(part->*field)`, or NULL when the image has no such part (no parent, no group,
+/// no migration, not mirrored) or only one whose names this client may not read. Each
+/// column names its part once, so none can test one part and read another.
+template <typename Part, typename Value, typename Convert>
+Field of_part(const Part* part, Value Part::*field, Convert convert) {
+  return part != nullptr ? convert(part->*field) : Field();
+}
+
+template <typename Part, typename Value, typename Convert>
+Field of_part(const std::optional<Part>& part, Value Part::*field, Convert convert) {
+  return of_part(part ? &*part : nullptr, field, convert);
+}
+
+/// The parent, when this client may read its names: its names are NULL otherwise, rather
 /// than the empty text.
 const inventory::Parent* parent_with_names(const Image& image) {
   return image.parent && image.parent->unknown_reason.empty() ? &*image.parent : nullptr;
@@ -249,73 +263,68 @@ const inventory::Parent* parent_with_names(const Image& image) {
 /// The clone's parent: all NULL for an image that is no clone.
 ColumnList<ImageInput> parent_columns() {
   using In = ImageInput;
+  using inventory::Parent;
   return {
       {"parent_pool_id", "bigint", k_nullable,
-       [](const In& in) { return in.image.parent ? number(in.image.parent->pool_id) : Field(); }},
+       [](const In& in) { return of_part(in.image.parent, &Parent::pool_id, number); }},
       {"parent_pool_name", "text", k_nullable,
-       [](const In& in) { return in.image.parent ? text(in.image.parent->pool_name) : Field(); }},
+       [](const In& in) { return of_part(in.image.parent, &Parent::pool_name, text); }},
       {"parent_namespace", "text", k_nullable,
-       [](const In& in) {
-         return in.image.parent ? text(in.image.parent->pool_namespace) : Field();
-       }},
+       [](const In& in) { return of_part(in.image.parent, &Parent::pool_namespace, text); }},
       {"parent_image_id", "text", k_nullable,
-       [](const In& in) { return in.image.parent ? text(in.image.parent->image_id) : Field(); }},
+       [](const In& in) { return of_part(in.image.parent, &Parent::image_id, text); }},
       {"parent_image_name", "text", k_nullable,
        [](const In& in) {
-         const inventory::Parent* named = parent_with_names(in.image);
-         return named != nullptr ? text(named->image_name) : Field();
+         return of_part(parent_with_names(in.image), &Parent::image_name, text);
        }},
       {"parent_snap_id", "bigint", k_nullable,
        [](const In& in) {
-         const auto& parent = in.image.parent;
-         return parent ? bigint(parent->snap_id, in.what, " parent snapshot id") : Field();
+         return of_part(in.image.parent, &Parent::snap_id, [&in](std::uint64_t id) {
+           return bigint(id, in.what, " parent snapshot id");
+         });
        }},
       {"parent_snap_name", "text", k_nullable,
-       [](const In& in) {
-         const inventory::Parent* named = parent_with_names(in.image);
-         return named != nullptr ? text(named->snap_name) : Field();
-       }},
+       [](const In& in) { return of_part(parent_with_names(in.image), &Parent::snap_name, text); }},
       {"parent_in_trash", "boolean", k_nullable,
        [](const In& in) {
-         const inventory::Parent* named = parent_with_names(in.image);
-         return named != nullptr ? boolean(named->in_trash) : Field();
+         return of_part(parent_with_names(in.image), &Parent::in_trash, boolean);
        }},
       {"parent_overlap_bytes", "bigint", k_nullable,
        [](const In& in) {
-         const auto& parent = in.image.parent;
-         return parent ? bigint(parent->overlap_bytes, in.what, " parent overlap") : Field();
+         return of_part(in.image.parent, &Parent::overlap_bytes, [&in](std::uint64_t bytes) {
+           return bigint(bytes, in.what, " parent overlap");
+         });
        }},
       {"parent_unknown_reason", "text", k_nullable,
        [](const In& in) {
-         return in.image.parent ? optional_text(in.image.parent->unknown_reason) : Field();
+         return of_part(in.image.parent, &Parent::unknown_reason, optional_text);
        }},
   };
 }
 
-/// The group's name, when this client may read it.
-const std::string* known_group_name(const Image& image) {
-  return image.group && image.group->unknown_reason.empty() ? &image.group->name : nullptr;
+/// The group, when this client may read its name.
+const inventory::GroupMembership* group_with_name(const Image& image) {
+  return image.group && image.group->unknown_reason.empty() ? &*image.group : nullptr;
 }
 
 /// The image's group: all NULL for an image in none.
 ColumnList<ImageInput> group_columns() {
   using In = ImageInput;
+  using inventory::GroupMembership;
   return {
       {"group_pool_id", "bigint", k_nullable,
-       [](const In& in) { return in.image.group ? number(in.image.group->pool_id) : Field(); }},
+       [](const In& in) { return of_part(in.image.group, &GroupMembership::pool_id, number); }},
       {"group_name", "text", k_nullable,
        [](const In& in) {
-         const std::string* name = known_group_name(in.image);
-         return name != nullptr ? text(*name) : Field();
+         return of_part(group_with_name(in.image), &GroupMembership::name, text);
        }},
       {"group_name_bytes", "bytea", k_nullable,
        [](const In& in) {
-         const std::string* name = known_group_name(in.image);
-         return name != nullptr ? name_bytes(*name) : Field();
+         return of_part(group_with_name(in.image), &GroupMembership::name, name_bytes);
        }},
       {"group_unknown_reason", "text", k_nullable,
        [](const In& in) {
-         return in.image.group ? optional_text(in.image.group->unknown_reason) : Field();
+         return of_part(in.image.group, &GroupMembership::unknown_reason, optional_text);
        }},
   };
 }
@@ -323,22 +332,21 @@ ColumnList<ImageInput> group_columns() {
 /// A live migration, and mirroring: NULL when there is none.
 ColumnList<ImageInput> migration_and_mirror_columns() {
   using In = ImageInput;
+  using inventory::Mirroring;
   return {
       {"migration_state", "text", k_nullable,
-       [](const In& in) { return in.image.migration ? text(in.image.migration->state) : Field(); }},
+       [](const In& in) {
+         return of_part(in.image.migration, &inventory::Migration::state, text);
+       }},
       {"migration", "jsonb", k_nullable, [](const In& in) { return migration_json(in.image); }},
       {"mirror_mode", "text", k_nullable,
-       [](const In& in) { return in.image.mirroring ? text(in.image.mirroring->mode) : Field(); }},
+       [](const In& in) { return of_part(in.image.mirroring, &Mirroring::mode, text); }},
       {"mirror_state", "text", k_nullable,
-       [](const In& in) { return in.image.mirroring ? text(in.image.mirroring->state) : Field(); }},
+       [](const In& in) { return of_part(in.image.mirroring, &Mirroring::state, text); }},
       {"mirror_global_id", "text", k_nullable,
-       [](const In& in) {
-         return in.image.mirroring ? text(in.image.mirroring->global_id) : Field();
-       }},
+       [](const In& in) { return of_part(in.image.mirroring, &Mirroring::global_id, text); }},
       {"mirror_primary", "boolean", k_nullable,
-       [](const In& in) {
-         return in.image.mirroring ? boolean(in.image.mirroring->primary) : Field();
-       }},
+       [](const In& in) { return of_part(in.image.mirroring, &Mirroring::primary, boolean); }},
   };
 }
 

@@ -26,7 +26,8 @@ std::shared_ptr<cxxopts::Value> value_of(ValueKind kind) {
 void add_table_option(cxxopts::Options& options, const OptionSpec& option, Purpose purpose,
                       const std::string& group) {
   std::shared_ptr<cxxopts::Value> value = value_of(option.kind);
-  std::string description = option.help;
+  // cxxopts would show the alias in place of the name: the help tells it in words.
+  const std::string description = purpose == Purpose::help ? help_sentence(option) : option.help;
   const std::string short_name = option.short_name;
   std::string names = short_name.empty() ? option.long_name : short_name + "," + option.long_name;
   const bool has_alias = *option.alias != '\0';
@@ -37,9 +38,6 @@ void add_table_option(cxxopts::Options& options, const OptionSpec& option, Purpo
     if (has_alias) {
       names += std::string(",") + option.alias;
     }
-  } else {
-    // cxxopts would show the alias in place of the name: the help tells it in words.
-    description = help_sentence(option);
   }
   options.add_options(group)(names, description, value, option.value_name);
 }

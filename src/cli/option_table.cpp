@@ -18,36 +18,36 @@ constexpr CommandSet k_serve = bit(Command::serve);
 /// One row of the table, field by field by name, so that no row is a run of bare values
 /// to count along. What a row does not name keeps OptionSpec's "none": no letter, a
 /// switch, no default, not in the synopsis, no alias. Its group is the list it is in.
-class Option {
+class OptionRow {
  public:
-  Option(const char* long_name, CommandSet commands, const char* help) {
+  OptionRow(const char* long_name, CommandSet commands, const char* help) {
     spec_.long_name = long_name;
     spec_.commands = commands;
     spec_.help = help;
   }
 
-  Option& letter(const char* short_name) {
+  OptionRow& letter(const char* short_name) {
     spec_.short_name = short_name;
     return *this;
   }
-  Option& text(const char* value_name) { return takes(ValueKind::text, value_name); }
-  Option& number(const char* value_name, int low, int high) {
+  OptionRow& text(const char* value_name) { return takes(ValueKind::text, value_name); }
+  OptionRow& number(const char* value_name, int low, int high) {
     spec_.low = low;
     spec_.high = high;
     return takes(ValueKind::number, value_name);
   }
-  Option& repeated(const char* value_name) { return takes(ValueKind::repeated, value_name); }
+  OptionRow& repeated(const char* value_name) { return takes(ValueKind::repeated, value_name); }
 
   /// The value the parser assumes when the option is absent, told as "(default: ...)".
-  Option& defaults_to(const char* value) { return tells_default(value, true); }
+  OptionRow& defaults_to(const char* value) { return tells_default(value, true); }
   /// What happens when the option is absent, told as "(default: ...)": no one value.
-  Option& when_absent(const char* what_happens) { return tells_default(what_happens, false); }
+  OptionRow& when_absent(const char* what_happens) { return tells_default(what_happens, false); }
 
-  Option& in_synopsis() {
+  OptionRow& in_synopsis() {
     spec_.in_synopsis = true;
     return *this;
   }
-  Option& alias(const char* older_name) {
+  OptionRow& alias(const char* older_name) {
     spec_.alias = older_name;
     return *this;
   }
@@ -59,12 +59,12 @@ class Option {
   }
 
  private:
-  Option& takes(ValueKind kind, const char* value_name) {
+  OptionRow& takes(ValueKind kind, const char* value_name) {
     spec_.kind = kind;
     spec_.value_name = value_name;
     return *this;
   }
-  Option& tells_default(const char* text, bool is_value) {
+  OptionRow& tells_default(const char* text, bool is_value) {
     spec_.default_text = text;
     spec_.default_is_value = is_value;
     return *this;
@@ -74,159 +74,169 @@ class Option {
 };
 
 /// Where the lock file is and how a run meets another.
-std::vector<Option> guard_options() {
+std::vector<OptionRow> guard_options() {
   return {
-      Option(flag::k_lock_file, k_run | k_status,
-             "the lock file every caller for this cluster shares; its directory is shared through "
-             "the group rbd-sync")
+      OptionRow(
+          flag::k_lock_file, k_run | k_status,
+          "the lock file every caller for this cluster shares; its directory is shared through "
+          "the group rbd-sync")
           .text("PATH")
           .when_absent(
               "/run/lock/rbd-sync/sync.lock, or sync@NAME.lock for a cluster NAME other than ceph")
           .in_synopsis(),
-      Option(flag::k_wait, k_run,
-             "wait up to this many seconds for a running sync on this host to finish instead of "
-             "exiting 75")
+      OptionRow(flag::k_wait, k_run,
+                "wait up to this many seconds for a running sync on this host to finish instead of "
+                "exiting 75")
           .number("SECONDS", 0, 86400)
           .defaults_to("0"),
-      Option(flag::k_conflict_exit_code, k_run,
-             "the exit status when another sync holds the guard, as in 'flock -E'; the answer "
-             "printed is the same but for its exit_code (0 suits a Kubernetes CronJob, where 75 "
-             "would count as a failed Job)")
+      OptionRow(flag::k_conflict_exit_code, k_run,
+                "the exit status when another sync holds the guard, as in 'flock -E'; the answer "
+                "printed is the same but for its exit_code (0 suits a Kubernetes CronJob, where 75 "
+                "would count as a failed Job)")
           .number("CODE", 0, 255)
           .defaults_to("75"),
-      Option(flag::k_trigger, k_run,
-             "who started this run, as the holder record, the run history and the result tell it")
+      OptionRow(
+          flag::k_trigger, k_run,
+          "who started this run, as the holder record, the run history and the result tell it")
           .text("cron|web|manual")
           .defaults_to("manual"),
-      Option(flag::k_requested_by, k_run,
-             "who asked for this run (the console's signed-in user), recorded beside the trigger; "
-             "printable, at most 256 bytes")
+      OptionRow(
+          flag::k_requested_by, k_run,
+          "who asked for this run (the console's signed-in user), recorded beside the trigger; "
+          "printable, at most 256 bytes")
           .text("NAME"),
-      Option(flag::k_detach, k_run,
-             "answer once this run holds both guards ('started', exit 0) or found one busy (exit "
-             "75); the sync goes on in the background, logging to --log-file or to detached.log "
-             "beside the lock file"),
+      OptionRow(
+          flag::k_detach, k_run,
+          "answer once this run holds both guards ('started', exit 0) or found one busy (exit "
+          "75); the sync goes on in the background, logging to --log-file or to detached.log "
+          "beside the lock file"),
   };
 }
 
 /// Which cluster, as which client, and how its images are read.
-std::vector<Option> ceph_options() {
+std::vector<OptionRow> ceph_options() {
   return {
-      Option(flag::k_cluster, k_run | k_status,
-             "the Ceph cluster name, as in 'rbd --cluster': it names the ceph.conf, the keyring "
-             "and the lock file")
+      OptionRow(flag::k_cluster, k_run | k_status,
+                "the Ceph cluster name, as in 'rbd --cluster': it names the ceph.conf, the keyring "
+                "and the lock file")
           .text("NAME")
           .defaults_to(k_default_cluster),
-      Option(flag::k_conf, k_run, "the ceph.conf to read, as in 'rbd -c'")
+      OptionRow(flag::k_conf, k_run, "the ceph.conf to read, as in 'rbd -c'")
           .letter("c")
           .text("PATH")
           .when_absent("$CEPH_CONF, then /etc/ceph/NAME.conf and ~/.ceph/NAME.conf; none is needed "
                        "when --mon-host and a key are given")
           .alias(flag::k_ceph_conf),
-      Option(flag::k_mon_host, k_run,
-             "the mon addresses, as in 'rbd -m', in place of ceph.conf's mon_host; Rook's form "
-             "(a=ADDR,b=ADDR) is taken, the names dropped")
+      OptionRow(flag::k_mon_host, k_run,
+                "the mon addresses, as in 'rbd -m', in place of ceph.conf's mon_host; Rook's form "
+                "(a=ADDR,b=ADDR) is taken, the names dropped")
           .letter("m")
           .text("HOST[,HOST]"),
-      Option(flag::k_id, k_run, "the Ceph client id, as in 'rbd --id'")
+      OptionRow(flag::k_id, k_run, "the Ceph client id, as in 'rbd --id'")
           .letter("i")
           .text("ID")
           .when_absent("admin"),
-      Option(flag::k_name, k_run,
-             "the Ceph client name, as in 'rbd --name'; give --id or --name, not both")
+      OptionRow(flag::k_name, k_run,
+                "the Ceph client name, as in 'rbd --name'; give --id or --name, not both")
           .letter("n")
           .text("client.ID"),
-      Option(flag::k_keyring, k_run, "the keyring holding the client's key")
+      OptionRow(flag::k_keyring, k_run, "the keyring holding the client's key")
           .letter("k")
           .text("PATH")
           .when_absent("'keyring' from ceph.conf, else /etc/ceph/NAME.client.ID.keyring and the "
                        "others rbd looks at"),
-      Option(flag::k_keyfile, k_run,
-             "a file holding only the client's base64 key, as in 'rbd --keyfile' (a key file beats "
-             "the keyring)")
+      OptionRow(
+          flag::k_keyfile, k_run,
+          "a file holding only the client's base64 key, as in 'rbd --keyfile' (a key file beats "
+          "the keyring)")
           .text("PATH"),
-      Option(flag::k_pool, k_run,
-             "a pool to sync, repeatable; the stored rows of other pools are left alone")
+      OptionRow(flag::k_pool, k_run,
+                "a pool to sync, repeatable; the stored rows of other pools are left alone")
           .letter("p")
           .repeated("NAME")
           .when_absent("every pool with the rbd application that the client may read")
           .in_synopsis(),
-      Option(flag::k_ceph_timeout, k_run,
-             "how many seconds to wait for a mon or an OSD before failing")
+      OptionRow(flag::k_ceph_timeout, k_run,
+                "how many seconds to wait for a mon or an OSD before failing")
           .number("SECONDS", 1, 3600)
           .defaults_to("30"),
-      Option(flag::k_exact_usage, k_run,
-             "also compute the used bytes of images without a valid fast-diff map, as 'rbd du' "
-             "does (reads every object: slow)"),
-      Option(flag::k_reader, k_run,
-             "how images are read: direct decodes each header object itself and asks librbd only "
-             "for what it does not understand; librbd opens every image")
+      OptionRow(flag::k_exact_usage, k_run,
+                "also compute the used bytes of images without a valid fast-diff map, as 'rbd du' "
+                "does (reads every object: slow)"),
+      OptionRow(
+          flag::k_reader, k_run,
+          "how images are read: direct decodes each header object itself and asks librbd only "
+          "for what it does not understand; librbd opens every image")
           .text("direct|librbd")
           .defaults_to("direct"),
   };
 }
 
 /// Where the inventory is written.
-std::vector<Option> database_options() {
+std::vector<OptionRow> database_options() {
   return {
-      Option(flag::k_db, k_run | k_migrate,
-             "libpq conninfo or URI, without a password: that comes from ~/.pgpass, PGPASSFILE or "
-             "pg_service.conf")
+      OptionRow(
+          flag::k_db, k_run | k_migrate,
+          "libpq conninfo or URI, without a password: that comes from ~/.pgpass, PGPASSFILE or "
+          "pg_service.conf")
           .text("CONNINFO")
           .defaults_to(k_default_db)
           .in_synopsis(),
-      Option(flag::k_db_timeout, k_run | k_migrate,
-             "how many seconds any one database statement may run")
+      OptionRow(flag::k_db_timeout, k_run | k_migrate,
+                "how many seconds any one database statement may run")
           .number("SECONDS", 1, 86400)
           .defaults_to("300"),
-      Option(flag::k_history_days, k_run,
-             "keep this many days (0 keeps all) of run history and usage history: a "
-             "run deletes older rows of its cluster in its own transaction, but the usage row that "
-             "still holds at the window's start")
+      OptionRow(
+          flag::k_history_days, k_run,
+          "keep this many days (0 keeps all) of run history and usage history: a "
+          "run deletes older rows of its cluster in its own transaction, but the usage row that "
+          "still holds at the window's start")
           .number("DAYS", 0, 36500)
           .when_absent("what the cluster's last committed run kept, else 400"),
   };
 }
 
 /// What the run says, and where.
-std::vector<Option> output_options() {
+std::vector<OptionRow> output_options() {
   return {
-      Option(flag::k_format, k_every_command, "the result on stdout")
+      OptionRow(flag::k_format, k_every_command, "the result on stdout")
           .text("plain|json")
           .defaults_to("plain"),
-      Option(flag::k_json, k_every_command, "same as --format json"),
-      Option(flag::k_quiet, k_run | k_migrate, "print no result line; errors still go to stderr")
+      OptionRow(flag::k_json, k_every_command, "same as --format json"),
+      OptionRow(flag::k_quiet, k_run | k_migrate, "print no result line; errors still go to stderr")
           .letter("q"),
-      Option(flag::k_verbose, k_every_command, "log debug messages, as --log-level debug")
+      OptionRow(flag::k_verbose, k_every_command, "log debug messages, as --log-level debug")
           .letter("v"),
-      Option(flag::k_log_level, k_every_command,
-             "log this level and above: trace, debug, info, warn, error, critical or off")
+      OptionRow(flag::k_log_level, k_every_command,
+                "log this level and above: trace, debug, info, warn, error, critical or off")
           .text("LEVEL")
           .defaults_to("warn"),
-      Option(flag::k_log_file, k_every_command, "append the log to this file instead of stderr")
+      OptionRow(flag::k_log_file, k_every_command, "append the log to this file instead of stderr")
           .text("PATH"),
-      Option(flag::k_metrics_file, k_run,
-             "write Prometheus textfile metrics of the run to this file (atomically)")
+      OptionRow(flag::k_metrics_file, k_run,
+                "write Prometheus textfile metrics of the run to this file (atomically)")
           .text("PATH"),
   };
 }
 
 /// Help and version.
-std::vector<Option> general_options() {
+std::vector<OptionRow> general_options() {
   return {
-      Option(flag::k_settings_dir, k_serve,
-             "the directory of the settings files the units read: rbd-sync, and rbd-sync@NAME for "
-             "a cluster NAME other than ceph")
+      OptionRow(
+          flag::k_settings_dir, k_serve,
+          "the directory of the settings files the units read: rbd-sync, and rbd-sync@NAME for "
+          "a cluster NAME other than ceph")
           .text("DIR")
           .defaults_to(k_default_settings_dir),
-      Option(flag::k_connection, k_serve,
-             "the name systemd gives the connection's unit instance (%i), whose caller's pid and "
-             "uid the log names (inside the unit's user namespace the socket reports nobody)")
+      OptionRow(
+          flag::k_connection, k_serve,
+          "the name systemd gives the connection's unit instance (%i), whose caller's pid and "
+          "uid the log names (inside the unit's user namespace the socket reports nobody)")
           .text("NUMBER-PID-UID"),
-      Option(flag::k_help, k_all_commands,
-             "print the help of the command, or the list of commands, and exit")
+      OptionRow(flag::k_help, k_all_commands,
+                "print the help of the command, or the list of commands, and exit")
           .letter("h"),
-      Option(flag::k_version, k_all_commands, "print the version and exit"),
+      OptionRow(flag::k_version, k_all_commands, "print the version and exit"),
   };
 }
 
@@ -234,7 +244,7 @@ std::vector<Option> general_options() {
 struct GroupEntry {
   OptionGroup group;
   const char* heading;
-  std::vector<Option> (*options)();
+  std::vector<OptionRow> (*options)();
 };
 
 /// Every group, in the order shown.
@@ -252,7 +262,7 @@ const std::vector<OptionSpec>& option_table() {
   static const std::vector<OptionSpec> k_table = [] {
     std::vector<OptionSpec> table;
     for (const GroupEntry& entry : k_groups) {
-      for (const Option& option : entry.options()) {
+      for (const OptionRow& option : entry.options()) {
         table.push_back(option.in_group(entry.group));
       }
     }

@@ -54,7 +54,8 @@ struct OptionSpec {
   /// What follows the option (PATH, SECONDS, plain|json); "" for switches.
   const char* value_name = "";
   const char* help = "";  ///< one sentence without its final period; names no default
-  /// Told once, as "(default: ...)"; "" when there is nothing to tell.
+  /// Told once, as "(default: ...)" or, after a number's range, "(1 to 3600; default: 30)";
+  /// "" when there is nothing to tell.
   const char* default_text = "";
   /// Whether default_text is also the value the parser assumes when the option is absent
   /// (otherwise it describes what happens, as "$CEPH_CONF, then /etc/ceph/ceph.conf").

@@ -169,12 +169,16 @@ std::optional<std::string> non_empty_value(const cxxopts::ParseResult& result, c
 /// The number of `unit` the option `name` gives, refused unless in its range (the option
 /// table's low to high).
 int number_in(const cxxopts::ParseResult& result, const char* name, const char* unit) {
-  const OptionSpec& option = *find_option(name);
+  const OptionSpec* option = find_option(name);
+  if (option == nullptr || option->kind != ValueKind::number) {
+    throw Error(ExitCode::internal, std::string("--") + name + " is no number option of the table",
+                "a bug: name a ValueKind::number option of cli/option_table.cpp");
+  }
   const int number = result[name].as<int>();
-  if (number < option.low || number > option.high) {
+  if (number < option->low || number > option->high) {
     throw Error(ExitCode::usage,
-                std::string("--") + name + " must be " + std::to_string(option.low) + " to " +
-                    std::to_string(option.high) + " " + unit + ", not " + std::to_string(number),
+                std::string("--") + name + " must be " + std::to_string(option->low) + " to " +
+                    std::to_string(option->high) + " " + unit + ", not " + std::to_string(number),
                 k_usage_hint);
   }
   return number;

@@ -42,8 +42,8 @@ inline constexpr std::array<ExitCodeInfo, 12> k_exit_codes{{
      "success: the inventory was committed, or the schema migrated; status: no sync is running"},
     {ExitCode::partial, "partial",
      "committed, but some images could not be read even on a retry, or a pool's image list is "
-     "damaged; their previous rows were kept, marked stale, and each is named on stderr and in "
-     "--json"},
+     "damaged; their previous rows were kept (an unreadable image's marked stale), and each is "
+     "named on stderr and in --json"},
     {ExitCode::usage, "usage",
      "bad command line: an unknown option or command, a bad value, an option of another "
      "command, a password in --db"},

@@ -116,8 +116,8 @@ TEST(Help, NoLineSaysDefaultTwice) {
   }
 }
 
-// "default: X)" ends the option's own description, once: neither cxxopts nor the
-// description adds a second one. A number's range may come before it in the parentheses.
+// "(default: X)", or a number's "(LOW to HIGH; default: X)", follows the option's own
+// description, once: neither cxxopts nor the description adds a second one.
 TEST(Help, EachDefaultIsToldOnceAfterItsOption) {
   for (const Command command : k_commands) {
     const std::string help = one_line(command_help(command));
@@ -128,10 +128,16 @@ TEST(Help, EachDefaultIsToldOnceAfterItsOption) {
       // The option's own line, not the usage line.
       const auto start = help.find(shown_as(option), help.find(" options:"));
       ASSERT_NE(start, std::string::npos) << option.long_name;
-      const auto next_default = help.find("default: ", start);
-      const std::string told = one_line(std::string("default: ") + option.default_text + ")");
-      EXPECT_EQ(help.find(told, start), next_default) << told << " for --" << option.long_name;
-      EXPECT_EQ(help.find(told, next_default + 1), std::string::npos) << told;
+      const std::string opening =
+          option.kind == ValueKind::number
+              ? "(" + std::to_string(option.low) + " to " + std::to_string(option.high) + "; "
+              : "(";
+      const std::string told =
+          one_line(opening + std::string("default: ") + option.default_text + ")");
+      const auto at = help.find(told, start);
+      ASSERT_NE(at, std::string::npos) << told << " for --" << option.long_name;
+      EXPECT_EQ(at + opening.size(), help.find("default: ", start)) << told;
+      EXPECT_EQ(help.find(told, at + 1), std::string::npos) << told;
     }
   }
 }

@@ -58,11 +58,16 @@ TEST(OptionTable, SwitchesTakeNoValueAndTheOthersNameTheirs) {
   }
 }
 
-// The help and the man page add "(default: ...)" themselves.
-TEST(OptionTable, HelpTextsAreOneSentenceThatNamesNoDefault) {
+// The help and the man page add the alias, a number's range and "default: ..." themselves
+// (help_sentence()), so a help text tells neither a default nor a number's range again.
+TEST(OptionTable, HelpTextsAreOneSentenceThatNamesNoDefaultNorRange) {
+  const std::regex range("[0-9]+ to [0-9]+|at most [0-9]+");
   for (const OptionSpec& option : option_table()) {
     const std::string help = option.help;
     EXPECT_EQ(help.find("default"), std::string::npos) << option.long_name << ": " << help;
+    if (option.kind == ValueKind::number) {
+      EXPECT_FALSE(std::regex_search(help, range)) << option.long_name << ": " << help;
+    }
     EXPECT_EQ(help.find('\n'), std::string::npos) << option.long_name;
     EXPECT_NE(help.back(), '.') << option.long_name;
   }
@@ -87,6 +92,9 @@ TEST(OptionTable, NumbersHaveARangeThatHoldsTheirDefault) {
 }
 
 TEST(OptionTable, TheHelpSentenceTellsAliasRangeAndDefault) {
+  for (const char* name : {flag::k_ceph_timeout, flag::k_conf, flag::k_json}) {
+    ASSERT_NE(find_option(name), nullptr) << name;
+  }
   EXPECT_EQ(help_sentence(*find_option(flag::k_ceph_timeout)),
             "how many seconds to wait for a mon or an OSD before failing (1 to 3600; default: 30)");
   EXPECT_EQ(

@@ -241,9 +241,10 @@ ColumnList<ImageInput> image_layout_columns() {
   };
 }
 
-/// `convert(part->*field)`, or NULL when the image has no such part (no parent, no group,
-/// no migration, not mirrored) or only one whose names this client may not read. Each
-/// column names its part once, so none can test one part and read another.
+/// `convert(part->*field)`, or NULL when there is no `part` (no parent, no group, no
+/// migration, not mirrored; parent_with_names() and group_with_name() give none when this
+/// client may not read the names). Each column names its part once, so none can test one
+/// part and read another.
 template <typename Part, typename Value, typename Convert>
 Field of_part(const Part* part, Value Part::*field, Convert convert) {
   return part != nullptr ? convert(part->*field) : Field();
@@ -332,12 +333,11 @@ ColumnList<ImageInput> group_columns() {
 /// A live migration, and mirroring: NULL when there is none.
 ColumnList<ImageInput> migration_and_mirror_columns() {
   using In = ImageInput;
+  using inventory::Migration;
   using inventory::Mirroring;
   return {
       {"migration_state", "text", k_nullable,
-       [](const In& in) {
-         return of_part(in.image.migration, &inventory::Migration::state, text);
-       }},
+       [](const In& in) { return of_part(in.image.migration, &Migration::state, text); }},
       {"migration", "jsonb", k_nullable, [](const In& in) { return migration_json(in.image); }},
       {"mirror_mode", "text", k_nullable,
        [](const In& in) { return of_part(in.image.mirroring, &Mirroring::mode, text); }},

@@ -53,12 +53,14 @@ struct OptionSpec {
   ValueKind kind = ValueKind::none;
   /// What follows the option (PATH, SECONDS, plain|json); "" for switches.
   const char* value_name = "";
-  const char* help = "";  ///< one sentence without its final period; names no default
+  /// One sentence without its final period; names no default, nor a number's range
+  /// (help_sentence() adds them).
+  const char* help = "";
   /// Told once, as "(default: ...)" or, after a number's range, "(1 to 3600; default: 30)";
   /// "" when there is nothing to tell.
   const char* default_text = "";
   /// Whether default_text is also the value the parser assumes when the option is absent
-  /// (otherwise it describes what happens, as "$CEPH_CONF, then /etc/ceph/ceph.conf").
+  /// (otherwise it describes what happens, as "$CEPH_CONF, then /etc/ceph/NAME.conf ...").
   bool default_is_value = false;
   OptionGroup group = OptionGroup::general;
   CommandSet commands = 0;   ///< where it is accepted; anywhere else it is a usage error

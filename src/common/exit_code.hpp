@@ -1,9 +1,13 @@
 #pragma once
 
 #include <array>
+#include <csignal>
 
-/// Exit codes of rbd-sync. Values follow <sysexits.h> so that cron wrappers and the
-/// web backend can tell "try again later" (75) from "fix something" (64-78).
+#include <sysexits.h>
+
+/// Exit codes of rbd-sync. Values are <sysexits.h>'s so that cron wrappers and the
+/// web backend can tell "try again later" (75) from "fix something" (64-78); a signal
+/// ends a run with the shell's 128 + its number.
 /// k_exit_codes below says what each means; the man page's EXIT STATUS is made from it.
 /// Keep this enum, k_exit_codes and the table in README.md in step.
 
@@ -12,16 +16,16 @@ namespace rbdsync {
 enum class ExitCode : int {
   ok = 0,
   partial = 3,
-  usage = 64,
-  data = 65,
-  unavailable = 69,
-  internal = 70,
-  cant_create = 73,
-  already_running = 75,
-  no_permission = 77,
-  config = 78,
-  interrupted_int = 130,
-  interrupted_term = 143,
+  usage = EX_USAGE,                  // 64
+  data = EX_DATAERR,                 // 65
+  unavailable = EX_UNAVAILABLE,      // 69
+  internal = EX_SOFTWARE,            // 70
+  cant_create = EX_CANTCREAT,        // 73
+  already_running = EX_TEMPFAIL,     // 75
+  no_permission = EX_NOPERM,         // 77
+  config = EX_CONFIG,                // 78
+  interrupted_int = 128 + SIGINT,    // 130
+  interrupted_term = 128 + SIGTERM,  // 143
 };
 
 /// The integer a process returns for `code`.

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/options.hpp"
 #include "support/source_file.hpp"
 
 namespace rbdsync::cli {
@@ -103,6 +104,15 @@ TEST(OptionTable, TheHelpSentenceTellsAliasRangeAndDefault) {
                  0),
       0U);
   EXPECT_EQ(help_sentence(*find_option(flag::k_json)), "same as --format json");
+}
+
+// A text's length is not a number's range, so --requested-by's help says its limit in
+// words; this keeps those words and the parser's limit in step.
+TEST(OptionTable, RequestedByTellsTheLengthTheParserTakes) {
+  const OptionSpec* option = find_option(flag::k_requested_by);
+  ASSERT_NE(option, nullptr);
+  const std::string limit = "at most " + std::to_string(k_max_requested_by) + " bytes";
+  EXPECT_NE(std::string(option->help).find(limit), std::string::npos) << option->help;
 }
 
 TEST(OptionTable, EveryOptionAppliesToSomeCommand) {

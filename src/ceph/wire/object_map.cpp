@@ -17,6 +17,28 @@ constexpr std::uint8_t k_object_nonexistent = 0;
 constexpr std::uint8_t k_object_exists = 1;
 constexpr std::uint8_t k_object_exists_clean = 3;
 
+/// ceil(a / b), without the overflow of (a + b - 1) / b; b > 0.
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
+
+/// The bytes `count` states take, four to a byte.
+std::uint64_t packed_size(std::uint64_t count) {
+  return ceil_div(count, 4);
+}
+
+/// The state count in BitVector<2>'s header, the bufferlist `in` starts with:
+/// ENCODE_START(1, 1) { u64 size }. nullopt when the header holds anything else.
+std::optional<std::uint64_t> bit_vector_size(Decoder& in) {
+  const std::string header_bytes = in.text();
+  Decoder header(header_bytes);
+  const auto size = header.envelope(1).number<std::uint64_t>();
+  if (!in.ok() || !header.at_end()) {
+    return std::nullopt;
+  }
+  return size;
+}
+
 }  // namespace
 
 ObjectStates ObjectStates::from_packed(std::string packed, std::uint64_t count) {
@@ -37,7 +59,7 @@ void ObjectStates::resize(std::uint64_t count, std::uint8_t state) {
   // Whole new bytes take the state four times over; the old last byte's free bits
   // are set one by one.
   const auto repeated = static_cast<char>((state & 0x3U) * 0x55U);
-  m_packed.resize(count / 4 + (count % 4 != 0 ? 1 : 0), repeated);
+  m_packed.resize(packed_size(count), repeated);
   m_count = count;
   for (std::uint64_t at = old_count; at < count && at % 4 != 0; ++at) {
     set(at, state);
@@ -46,7 +68,7 @@ void ObjectStates::resize(std::uint64_t count, std::uint8_t state) {
 }
 
 void ObjectStates::clear_tail() {
-  m_packed.resize(m_count / 4 + (m_count % 4 != 0 ? 1 : 0));
+  m_packed.resize(packed_size(m_count));
   if (m_count % 4 != 0) {
     auto& last = reinterpret_cast<unsigned char&>(m_packed.back());
     last = static_cast<unsigned char>(last & (0xFFU << (8 - 2 * (m_count % 4))));
@@ -54,35 +76,33 @@ void ObjectStates::clear_tail() {
 }
 
 std::optional<ObjectStates> decode_object_map(const std::string& bytes) {
-  // BitVector<2>::encode: a bufferlist holding ENCODE_START(1, 1) { u64 size }, the
-  // packed data (4 objects a byte, the first in the high bits), a bufferlist footer.
+  // BitVector<2>::encode: the header, the packed data (4 objects a byte, the first in
+  // the high bits), a bufferlist footer.
   Decoder in(bytes);
-  const std::string header_bytes = in.text();
-  Decoder header(header_bytes);
-  const auto size = header.envelope(1).number<std::uint64_t>();
-  if (!header.at_end() || size / 4 > in.remaining()) {
+  const auto size = bit_vector_size(in);
+  if (!size || packed_size(*size) > in.remaining()) {
     return std::nullopt;
   }
-  std::string packed = in.raw(size / 4 + (size % 4 != 0 ? 1 : 0));
+  std::string packed = in.raw(packed_size(*size));
   in.text();  // footer: CRCs
   if (!in.at_end()) {
     return std::nullopt;
   }
-  return ObjectStates::from_packed(std::move(packed), size);
+  return ObjectStates::from_packed(std::move(packed), *size);
 }
 
 std::optional<ObjectStates> decode_object_map_head(const std::string& bytes,
                                                    std::uint64_t objects) {
   Decoder in(bytes);
-  const std::string header_bytes = in.text();
-  Decoder header(header_bytes);
-  const auto size = header.envelope(1).number<std::uint64_t>();
-  const std::uint64_t kept = std::min(size, objects);
-  const std::uint64_t packed_bytes = kept / 4 + (kept % 4 != 0 ? 1 : 0);
-  if (!in.ok() || !header.at_end() || packed_bytes > in.remaining()) {
+  const auto size = bit_vector_size(in);
+  if (!size) {
     return std::nullopt;
   }
-  return ObjectStates::from_packed(in.raw(packed_bytes), kept);
+  const std::uint64_t kept = std::min(*size, objects);
+  if (packed_size(kept) > in.remaining()) {
+    return std::nullopt;
+  }
+  return ObjectStates::from_packed(in.raw(packed_size(kept)), kept);
 }
 
 std::uint64_t object_map_object_bytes(std::uint64_t objects) {
@@ -92,19 +112,9 @@ std::uint64_t object_map_object_bytes(std::uint64_t objects) {
   // page size only makes fewer). Each sum is far from overflowing: objects / 4 bytes.
   constexpr std::uint64_t k_header = 4 + 1 + 1 + 4 + 8;
   constexpr std::uint64_t k_block = 4096;
-  const std::uint64_t data = objects / 4 + (objects % 4 != 0 ? 1 : 0);
-  const std::uint64_t crcs = data / k_block + (data % k_block != 0 ? 1 : 0);
-  return k_header + data + 4 + 4 + 4 + 4 * crcs;
+  const std::uint64_t data = packed_size(objects);
+  return k_header + data + 4 + 4 + 4 + 4 * ceil_div(data, k_block);
 }
-
-namespace {
-
-/// ceil(a / b), without the overflow of (a + b - 1) / b; b > 0.
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
-  return a / b + (a % b != 0 ? 1 : 0);
-}
-
-}  // namespace
 
 std::optional<std::uint64_t> object_count(std::uint64_t size_bytes, std::uint64_t object_size,
                                           std::uint64_t stripe_unit, std::uint64_t stripe_count) {

@@ -22,17 +22,23 @@ namespace {
 
 constexpr const char* k_default_log_name = "detached.log";
 
+/// The signals a web server's restart sends to its process group.
+sigset_t restart_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  return signals;
+}
+
 /// Blocks the signals a web server's restart sends, from before fork() until the
 /// child has left the server's session (and installed its own handling) and the
 /// parent has its child: a restart then stops neither half midway.
 class BlockedSignals {
  public:
   BlockedSignals() {
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGHUP);
+    const sigset_t signals = restart_signals();
     pthread_sigmask(SIG_BLOCK, &signals, &m_previous);
   }
   ~BlockedSignals() { restore(); }
@@ -63,11 +69,7 @@ class BlockedSignals {
 /// Discards SIGINT, SIGTERM and SIGHUP sent to the old process group in the moment
 /// between fork() and setsid(), while they were blocked.
 void drop_pending_signals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);
+  const sigset_t signals = restart_signals();
   const timespec no_wait{0, 0};
   while (::sigtimedwait(&signals, nullptr, &no_wait) > 0) {
   }

@@ -21,9 +21,9 @@ namespace {
 sync::ImageRead librbd_read(const DirectReadContext& context, const ImageRef& ref,
                             const std::string& reason) {
   if (context.librbd == LibrbdFallback::allowed) {
-    OrFallback<sync::ImageRead> read =
-        read_image(context.rbd, context.contexts.at(context.pool, ref.pool_namespace), context.pool,
-                   ref, context.exact_usage);
+    OrFallback<sync::ImageRead> read = read_image(
+        {context.rbd, context.contexts.at(context.pool, ref.pool_namespace), context.pool, ref},
+        context.exact_usage);
     if (read.ok()) {
       return std::move(*read.value);
     }

@@ -71,14 +71,14 @@ int add_existing(std::uint64_t /*offset*/, std::size_t length, int exists, void*
 class Reader {
  public:
   /// Reads `image`; `opened` is the result of opening it, or nullopt to open it here.
-  Reader(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref,
-         bool exact_usage, librbd::Image& image, std::optional<int> opened)
-      : m_rbd(rbd),
-        m_io(io),
-        m_pool(pool),
-        m_ref(ref),
+  Reader(const ListedImage& listed, bool exact_usage, librbd::Image& image,
+         std::optional<int> opened)
+      : m_rbd(listed.rbd),
+        m_io(listed.io),
+        m_pool(listed.pool),
+        m_ref(listed.ref),
         m_exact_usage(exact_usage),
-        m_path(inventory::image_path(pool, ref)),
+        m_path(inventory::image_path(listed.pool, listed.ref)),
         m_image(image),
         m_opened(opened) {}
 
@@ -424,8 +424,12 @@ class Reader {
 
 class Classifier {
  public:
-  Classifier(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool, const ImageRef& ref)
-      : m_rbd(rbd), m_io(io), m_pool(pool), m_ref(ref), m_path(inventory::image_path(pool, ref)) {}
+  explicit Classifier(const ListedImage& listed)
+      : m_rbd(listed.rbd),
+        m_io(listed.io),
+        m_pool(listed.pool),
+        m_ref(listed.ref),
+        m_path(inventory::image_path(listed.pool, listed.ref)) {}
 
   /// What an ENOENT from `what` means: the image went to the trash or away (gone), its
   /// header is missing while the directory still lists it (failed), or it is still there
@@ -536,24 +540,22 @@ std::optional<ImageRead> refuse_damaged_layout(librados::IoCtx& io, const ImageR
   return Classifier::failed("damaged header: " + *damage);
 }
 
-OrFallback<ImageRead> read_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
-                                 const ImageRef& ref, bool exact_usage) {
-  if (auto refused = refuse_damaged_layout(io, ref)) {
+OrFallback<ImageRead> read_image(const ListedImage& listed, bool exact_usage) {
+  if (auto refused = refuse_damaged_layout(listed.io, listed.ref)) {
     return OrFallback<ImageRead>::of(std::move(*refused));
   }
   librbd::Image image;
-  return read_open_image(rbd, io, pool, ref, exact_usage, image, std::nullopt);
+  return read_open_image(listed, exact_usage, image, std::nullopt);
 }
 
-OrFallback<ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io, const Pool& pool,
-                                      const ImageRef& ref, bool exact_usage, librbd::Image& image,
-                                      std::optional<int> opened) {
+OrFallback<ImageRead> read_open_image(const ListedImage& listed, bool exact_usage,
+                                      librbd::Image& image, std::optional<int> opened) {
   // One retry: an ENOENT from an image that is still listed and still has its header
   // means something inside it (a snapshot) went away while it was being read.
   for (int attempt = 0;; ++attempt) {
     try {
       librbd::Image fresh;
-      Reader reader(rbd, io, pool, ref, exact_usage, attempt == 0 ? image : fresh,
+      Reader reader(listed, exact_usage, attempt == 0 ? image : fresh,
                     attempt == 0 ? opened : std::nullopt);
       OrFallback<Image> read = reader.read();
       if (!read.ok()) {
@@ -567,7 +569,7 @@ OrFallback<ImageRead> read_open_image(librbd::RBD& rbd, librados::IoCtx& io, con
       if (error.r != -ENOENT) {
         return OrFallback<ImageRead>::of(Classifier::failed(message));
       }
-      Classifier classifier(rbd, io, pool, ref);
+      Classifier classifier(listed);
       if (auto classified = classifier.missing(error.what)) {
         return OrFallback<ImageRead>::of(std::move(*classified));
       }

@@ -179,7 +179,7 @@ std::vector<std::size_t> read_images_librbd(librbd::RBD& rbd, IoContexts& contex
     const std::size_t index = slot.index;
     const inventory::ImageRef& ref = refs[index];
     OrFallback<sync::ImageRead> read =
-        read_open_image(rbd, contexts.at(pool, ref.pool_namespace), pool, ref, exact_usage,
+        read_open_image({rbd, contexts.at(pool, ref.pool_namespace), pool, ref}, exact_usage,
                         slot.image, batch.open_result(at));
     batch.finish(at);
     if (read.ok()) {

@@ -242,9 +242,8 @@ ColumnList<ImageInput> image_layout_columns() {
 }
 
 /// `convert(part->*field)`, or NULL when there is no `part` (no parent, no group, no
-/// migration, not mirrored; parent_with_names() and group_with_name() give none when this
-/// client may not read the names). Each column names its part once, so none can test one
-/// part and read another.
+/// migration, not mirrored; with_names() gives none when this client may not read the
+/// names). Each column names its part once, so none can test one part and read another.
 template <typename Part, typename Value, typename Convert>
 Field of_part(const Part* part, Value Part::*field, Convert convert) {
   return part != nullptr ? convert(part->*field) : Field();
@@ -255,10 +254,11 @@ Field of_part(const std::optional<Part>& part, Value Part::*field, Convert conve
   return of_part(part ? &*part : nullptr, field, convert);
 }
 
-/// The parent, when this client may read its names: its names are NULL otherwise, rather
-/// than the empty text.
-const inventory::Parent* parent_with_names(const Image& image) {
-  return image.parent && image.parent->unknown_reason.empty() ? &*image.parent : nullptr;
+/// The parent or the group, when this client may read its names: its names are NULL
+/// otherwise, rather than the empty text (its unknown_reason says why).
+template <typename Part>
+const Part* with_names(const std::optional<Part>& part) {
+  return part && part->unknown_reason.empty() ? &*part : nullptr;
 }
 
 /// The clone's parent: all NULL for an image that is no clone.
@@ -276,7 +276,7 @@ ColumnList<ImageInput> parent_columns() {
        [](const In& in) { return of_part(in.image.parent, &Parent::image_id, text); }},
       {"parent_image_name", "text", k_nullable,
        [](const In& in) {
-         return of_part(parent_with_names(in.image), &Parent::image_name, text);
+         return of_part(with_names(in.image.parent), &Parent::image_name, text);
        }},
       {"parent_snap_id", "bigint", k_nullable,
        [](const In& in) {
@@ -285,10 +285,10 @@ ColumnList<ImageInput> parent_columns() {
          });
        }},
       {"parent_snap_name", "text", k_nullable,
-       [](const In& in) { return of_part(parent_with_names(in.image), &Parent::snap_name, text); }},
+       [](const In& in) { return of_part(with_names(in.image.parent), &Parent::snap_name, text); }},
       {"parent_in_trash", "boolean", k_nullable,
        [](const In& in) {
-         return of_part(parent_with_names(in.image), &Parent::in_trash, boolean);
+         return of_part(with_names(in.image.parent), &Parent::in_trash, boolean);
        }},
       {"parent_overlap_bytes", "bigint", k_nullable,
        [](const In& in) {
@@ -303,11 +303,6 @@ ColumnList<ImageInput> parent_columns() {
   };
 }
 
-/// The group, when this client may read its name.
-const inventory::GroupMembership* group_with_name(const Image& image) {
-  return image.group && image.group->unknown_reason.empty() ? &*image.group : nullptr;
-}
-
 /// The image's group: all NULL for an image in none.
 ColumnList<ImageInput> group_columns() {
   using In = ImageInput;
@@ -317,11 +312,11 @@ ColumnList<ImageInput> group_columns() {
        [](const In& in) { return of_part(in.image.group, &GroupMembership::pool_id, number); }},
       {"group_name", "text", k_nullable,
        [](const In& in) {
-         return of_part(group_with_name(in.image), &GroupMembership::name, text);
+         return of_part(with_names(in.image.group), &GroupMembership::name, text);
        }},
       {"group_name_bytes", "bytea", k_nullable,
        [](const In& in) {
-         return of_part(group_with_name(in.image), &GroupMembership::name, name_bytes);
+         return of_part(with_names(in.image.group), &GroupMembership::name, name_bytes);
        }},
       {"group_unknown_reason", "text", k_nullable,
        [](const In& in) {

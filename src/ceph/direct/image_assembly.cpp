@@ -129,7 +129,8 @@ class Assembler {
   /// The decoded header, once every read of it worked; a fallback for what the direct
   /// reader does not read (a migration).
   HeaderDecoding check_reads(Slot& slot) {
-    const int header_r = slot.header_done->get_return_value();
+    const int header_r =
+        slot.header_queued_r < 0 ? slot.header_queued_r : slot.header_done->get_return_value();
     for (const int r : {header_r, slot.omap_r, slot.watchers_r, slot.lock_r}) {
       // The image's own header, in a pool this client listed: not permitted to read it
       // means the client may not read that pool after all (or its caps changed).

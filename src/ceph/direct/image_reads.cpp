@@ -93,7 +93,9 @@ void Batch::start(librados::IoCtx& io, const ImageRef& ref, std::size_t index) {
     starting.pending = 1;
     return Then::wait;
   });
-  if (io.aio_operate(header_object, reads.header_done.get(), &reads.header_op, nullptr) < 0) {
+  const int r = io.aio_operate(header_object, reads.header_done.get(), &reads.header_op, nullptr);
+  if (r < 0) {
+    reads.header_queued_r = r;
     done(*this, at);
   }
 }

@@ -71,6 +71,9 @@ struct Slot {
   librados::bufferlist lock_out;
   int lock_r = 0;
   CompletionPtr<librados::AioCompletion> header_done;
+  /// What queueing the header read returned: below 0 it never ran, and header_done
+  /// tells nothing.
+  int header_queued_r = 0;
   std::optional<HeaderDecoding> decoded;  ///< the header, once decoded
   /// The usage stored with the image still holds: no map is read (image_assembly.hpp).
   bool usage_carried = false;

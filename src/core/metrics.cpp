@@ -1,5 +1,9 @@
 #include "core/metrics.hpp"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -82,7 +86,8 @@ std::optional<double> metric_value(const std::string& text, const std::string& n
     }
     if (value_at != std::string::npos) {
       try {
-        return std::stod(line.substr(value_at));
+        const double value = std::stod(line.substr(value_at));
+        return std::isfinite(value) ? std::optional(value) : std::nullopt;
       } catch (const std::exception&) {
         return std::nullopt;
       }
@@ -100,7 +105,11 @@ void write_metrics_file(const std::string& path, const std::string& cluster, con
   if (!committed(run.status)) {
     const std::string previous = read_regular_file(path, k_largest_previous).value_or("");
     last.at = metric_value(previous, "rbd_sync_last_success_timestamp_seconds", cluster);
-    if (const auto images = metric_value(previous, "rbd_sync_images", cluster)) {
+    // The previous file is not trusted (its directory may be group-writable): a count out
+    // of int64's range, or not a number, is no count; converting it would be undefined.
+    const auto images = metric_value(previous, "rbd_sync_images", cluster);
+    if (images && *images >= 0 &&
+        *images < static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
       last.images = static_cast<std::int64_t>(*images);
     }
   }

@@ -126,6 +126,25 @@ TEST(Metrics, AFileOfAVersionWithoutLabelsStillGivesTheLastSuccess) {
   EXPECT_EQ(metric_value(text, "rbd_sync_images"), 42.0);
 }
 
+// The previous file sits in a directory others may write: a value that is no finite
+// number, or a count beyond int64, is no last success rather than undefined behaviour.
+TEST(Metrics, APreviousFileWithValuesOutOfRangeGivesNoLastSuccess) {
+  for (const char* images : {"1e300", "-5", "inf", "nan"}) {
+    testing::ScopedTempDir dir;
+    const std::string path = dir.file("rbd_sync.prom");
+    std::ofstream(path) << "rbd_sync_last_success_timestamp_seconds{cluster=\"ceph\"} inf\n"
+                        << "rbd_sync_images{cluster=\"ceph\"} " << images << "\n";
+    write_metrics_file(path, "ceph", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
+                       nullptr);
+    const std::string text = read(path);
+    EXPECT_EQ(metric_value(text, "rbd_sync_last_success_timestamp_seconds"), std::nullopt)
+        << images << "\n"
+        << text;
+    EXPECT_EQ(metric_value(text, "rbd_sync_images"), std::nullopt) << images << "\n" << text;
+    EXPECT_EQ(metric_value(text, "rbd_sync_last_run_exit_code"), 69.0) << text;
+  }
+}
+
 // Two clusters pointed at one file (a shared --metrics-file): a failed run of one never
 // reports the other's last success as its own.
 TEST(Metrics, AFailedRunTakesNoLastSuccessOfAnotherCluster) {

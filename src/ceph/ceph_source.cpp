@@ -236,7 +236,8 @@ void CephSource::keep_readable(bool every_pool, sync::PoolSelection& selection) 
                       "' to its caps (ceph auth caps sets them all: repeat the ones it has), or "
                       "leave the pool out of --pool");
     }
-    spdlog::debug("pool '{}': this client may not read it: {}", pool.name, errno_text(-r));
+    spdlog::debug("pool '{}': this client may not read it: {}",
+                  display_text(pool.name, Controls::escape), errno_text(-r));
     selection.unreadable.push_back(sync::UnreadablePool{pool.id, pool.name, errno_text(-r)});
   }
   selection.pools = std::move(readable);

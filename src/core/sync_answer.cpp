@@ -174,9 +174,9 @@ void print_sync_report(const sync::SyncReport& report, const std::string& run_id
   // Unreadable images are worth a line each on stderr even with --quiet: cron mails it.
   for (const sync::StaleImage& image : report.stale) {
     std::cerr << stderr_prefix(Priority::warning) << "rbd-sync: warning: image " << image.path
-              << " (id " << image.key.image_id
-              << ") could not be read, kept its previous rows, marked stale: " << image.error
-              << std::endl;
+              << " (id " << display_text(image.key.image_id, Controls::escape)
+              << ") could not be read, kept its previous rows, marked stale: "
+              << display_text(image.error, Controls::escape) << std::endl;
   }
   if (!config.quiet) {
     std::cout << format_plain(report) << " run=" << run_id << std::endl;

@@ -132,7 +132,8 @@ class SyncRun {
       spdlog::warn(
           "pool '{}' (id {}) not synced: this client may not read it ({}); its stored "
           "rows are kept as they were",
-          display_text(pool.name, Controls::escape), pool.id, pool.error);
+          display_text(pool.name, Controls::escape), pool.id,
+          display_text(pool.error, Controls::escape));
     }
     // Rows go to the sink as they are read, so that memory holds one image at a time
     // (plus the sink's own staging), not the whole inventory. Nothing is visible before
@@ -170,8 +171,9 @@ class SyncRun {
   void list_all() {
     each_pool([&](const inventory::Pool& pool) {
       const PoolListing listing = m_source.list_pool(pool);
-      spdlog::debug("pool '{}': {} images, {} namespaces, {} in trash listed", pool.name,
-                    listing.image_count, listing.namespaces.size(), listing.trash.size());
+      spdlog::debug("pool '{}': {} images, {} namespaces, {} in trash listed",
+                    display_text(pool.name, Controls::escape), listing.image_count,
+                    listing.namespaces.size(), listing.trash.size());
       m_total += listing.image_count;
       for (const inventory::Namespace& ns : listing.namespaces) {
         m_transaction->add_namespace(ns);
@@ -246,7 +248,8 @@ class SyncRun {
           if (read.outcome == ImageRead::Outcome::failed && read.retriable) {
             // A lost reply or a busy OSD can fail one attempt; only a repeated failure is
             // worth keeping the old rows for. Retried once the pool is done, one by one.
-            spdlog::debug("image {}: {}; retrying once", shown_path(pool, ref), read.error);
+            spdlog::debug("image {}: {}; retrying once", shown_path(pool, ref),
+                          display_text(read.error, Controls::escape));
             retries.push_back(ref);
           } else {
             apply(pool, ref, std::move(read), *m_transaction, m_trash_keys, m_report);

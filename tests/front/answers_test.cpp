@@ -91,6 +91,23 @@ TEST(Output, JsonOfAPartialSyncIsUnchanged) {
       R"("pool_id":9}],"usage_kept":4})");
 }
 
+// An image id is an omap key and an error may carry a snapshot's name: bytes anyone who
+// may write the pool chose. The stale image's stderr line is one line, escaped.
+TEST(Output, AStaleImagesStderrLineEscapesItsIdAndError) {
+  sync::SyncReport report = partial_report();
+  report.stale.front().key.image_id = "10ab\n2c";
+  report.stale.front().error = "cannot open of snapshot 'a\x1b[2Jb'";
+  cli::Config config;
+  config.quiet = true;
+  ::testing::internal::CaptureStderr();
+  print_sync_report(report, "run-0001", config);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(R"((id 10ab\x0a2c) could not be read)"), std::string::npos) << err;
+  EXPECT_NE(err.find(R"(snapshot 'a\x1b[2Jb')"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\x1b'), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << err;
+}
+
 TEST(Output, JsonOfAnInterruptedRunSaysInterrupted) {
   const Error interrupted(ExitCode::interrupted_term, "interrupted by SIGTERM",
                           "nothing was committed");

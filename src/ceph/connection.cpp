@@ -112,13 +112,21 @@ std::string default_conf_paths(const std::string& cluster) {
   return "($CEPH_CONF, /etc/ceph/" + cluster + ".conf, ~/.ceph/" + cluster + ".conf)";
 }
 
+/// A setting librados refused before anything was sent to the cluster: configuration
+/// (78), not an unreachable cluster, whatever the errno.
+void check_setting(int r, const std::string& what, const std::string& hint) {
+  if (r < 0) {
+    throw Error(ExitCode::config, what + ": " + errno_text(-r), hint);
+  }
+}
+
 /// Configures `rados` as `rbd` is: the conf file (nullptr: $CEPH_CONF, then the search
 /// path with $cluster in it), then CEPH_ARGS, then `config`, each above the one before.
 /// Returns the mon addresses it ends with (empty: none configured).
 std::string configure(librados::Rados& rados, const CephConfig& config) {
-  check(rados.init2(config.client_name.c_str(), config.cluster.c_str(), 0),
-        "invalid Ceph client name '" + config.client_name + "'",
-        "give --id NAME or --name client.NAME");
+  check_setting(rados.init2(config.client_name.c_str(), config.cluster.c_str(), 0),
+                "invalid Ceph client name '" + config.client_name + "'",
+                "give --id NAME or --name client.NAME");
 
   const char* conf = config.conf_path.empty() ? nullptr : config.conf_path.c_str();
   const int r = rados.conf_read_file(conf);
@@ -129,9 +137,10 @@ std::string configure(librados::Rados& rados, const CephConfig& config) {
     throw Error(ExitCode::config, "cannot read Ceph config " + where + ": " + errno_text(-r),
                 "give the path of a readable ceph.conf with -c/--conf");
   }
-  check(rados.conf_parse_env("CEPH_ARGS"), "cannot apply CEPH_ARGS", "check its options");
+  check_setting(rados.conf_parse_env("CEPH_ARGS"), "cannot apply CEPH_ARGS", "check its options");
   if (!config.keyring_path.empty()) {
-    check(rados.conf_set("keyring", config.keyring_path.c_str()), "invalid --keyring");
+    check_setting(rados.conf_set("keyring", config.keyring_path.c_str()), "invalid --keyring",
+                  "give the path of a keyring file");
   }
   if (!config.keyfile_path.empty()) {
     // librados would go on without the key and report a refused authentication.
@@ -140,11 +149,13 @@ std::string configure(librados::Rados& rados, const CephConfig& config) {
                   "cannot read --keyfile '" + config.keyfile_path + "': " + errno_text(errno),
                   "give a file that holds the client's key and that this user may read");
     }
-    check(rados.conf_set("keyfile", config.keyfile_path.c_str()), "invalid --keyfile");
+    check_setting(rados.conf_set("keyfile", config.keyfile_path.c_str()), "invalid --keyfile",
+                  "give the path of a file that holds the client's key");
   }
   if (!config.mon_host.empty()) {
-    check(rados.conf_set("mon_host", config.mon_host.c_str()),
-          "invalid --mon-host '" + config.mon_host + "'", "give HOST[:PORT][,HOST[:PORT]...]");
+    check_setting(rados.conf_set("mon_host", config.mon_host.c_str()),
+                  "invalid --mon-host '" + config.mon_host + "'",
+                  "give HOST[:PORT][,HOST[:PORT]...]");
   }
   std::string mon_host;
   rados.conf_get("mon_host", mon_host);
@@ -166,7 +177,8 @@ void connect_configured(librados::Rados& rados, const CephConfig& config,
   const std::string timeout = std::to_string(config.timeout_seconds);
   for (const char* option :
        {"client_mount_timeout", "rados_mon_op_timeout", "rados_osd_op_timeout"}) {
-    check(rados.conf_set(option, timeout.c_str()), std::string("cannot set ") + option);
+    check_setting(rados.conf_set(option, timeout.c_str()), std::string("cannot set ") + option,
+                  "give --ceph-timeout a whole number of seconds");
   }
   // Ceph's own diagnostics would otherwise interleave with our one-line errors; they
   // still go to the client log file if ceph.conf names one.

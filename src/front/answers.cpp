@@ -224,12 +224,9 @@ void print_migrations(const std::string& applied, int version, const cli::Config
 void print_status(const lock::LockState& state, const cli::Config& config) {
   const std::time_t now = std::time(nullptr);
   const bool running = state.holder_pid.has_value();
-  std::optional<RunRecord> holder;
-  // The record names the holder only if it is the process /proc/locks names.
-  if (running && state.record && state.record->holder &&
-      state.record->holder->pid == *state.holder_pid) {
-    holder = state.record->holder;
-  }
+  // Running is what /proc/locks tells: the record alone may outlive a SIGKILLed holder.
+  const std::optional<RunRecord> holder =
+      running ? lock::recorded_holder(state.record, state.holder_pid) : std::nullopt;
   const std::optional<RunRecord> last_run = state.record ? state.record->last_run : std::nullopt;
 
   if (config.format == cli::OutputFormat::json) {

@@ -20,10 +20,8 @@ BusyHolder local_holder(const lock::FileLock& lock_file) {
   BusyHolder holder;
   holder.guard = "lock file " + lock_file.path();
   const auto pid = lock::flock_holder_pid(lock_file.fd());
-  const auto record = lock::read_record(lock_file.fd());
-  if (record && record->holder && (!pid || record->holder->pid == *pid)) {
-    holder.run = record->holder;
-  } else if (pid) {
+  holder.run = lock::recorded_holder(lock::read_record(lock_file.fd()), pid);
+  if (!holder.run && pid) {
     // No record yet (the holder has only just taken the lock), or the lock is held by
     // something that is not rbd-sync, e.g. an admin's flock(1).
     holder.pid = *pid;

@@ -259,6 +259,14 @@ std::optional<pid_t> flock_holder_pid(int fd) {
   return std::nullopt;
 }
 
+std::optional<RunRecord> recorded_holder(const std::optional<HolderRecord>& record,
+                                         std::optional<pid_t> holder_pid) {
+  if (!record || !record->holder || (holder_pid && record->holder->pid != *holder_pid)) {
+    return std::nullopt;
+  }
+  return record->holder;
+}
+
 LockState inspect_lock_file(const std::string& path) {
   LockState state;
   // O_NONBLOCK inside: a FIFO planted as the lock file is refused, it cannot hang us.

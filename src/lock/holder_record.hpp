@@ -33,6 +33,12 @@ bool write_record(int fd, const HolderRecord& record);
 /// retried a few times). std::nullopt when there is none or it cannot be parsed.
 std::optional<HolderRecord> read_record(int fd);
 
+/// The run `record` says holds the lock, unless /proc/locks names another process as
+/// the holder (`holder_pid`): then the record is stale (its writer died, and whoever holds
+/// the lock now wrote none yet, or is not rbd-sync). Unknown pid: the record is believed.
+std::optional<RunRecord> recorded_holder(const std::optional<HolderRecord>& record,
+                                         std::optional<pid_t> holder_pid);
+
 /// What `rbd-sync status` sees of a lock file, read without locking it.
 struct LockState {
   bool exists = false;              ///< false: no sync ever ran with this lock file

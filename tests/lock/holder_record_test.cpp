@@ -39,6 +39,20 @@ TEST(HolderRecord, EncodedRecordDecodesToTheSameFacts) {
   EXPECT_EQ(decoded->last_run->message, "cannot connect");
 }
 
+// `run` and `status` both ask: the record describes the holder unless /proc/locks names
+// another process (the record's writer was SIGKILLed and something else holds the lock).
+TEST(HolderRecord, TheRecordNamesTheHolderUnlessLocksNameAnotherPid) {
+  HolderRecord record;
+  record.holder = sample_run();
+  const pid_t writer = record.holder->pid;
+  EXPECT_EQ(recorded_holder(record, writer)->run_id, record.holder->run_id);
+  EXPECT_TRUE(recorded_holder(record, std::nullopt).has_value());
+  EXPECT_FALSE(recorded_holder(record, writer + 1).has_value());
+  EXPECT_FALSE(recorded_holder(std::nullopt, writer).has_value());
+  record.holder.reset();
+  EXPECT_FALSE(recorded_holder(record, writer).has_value());
+}
+
 TEST(HolderRecord, EncodingOfAnEndedRunIsUnchanged) {
   // Older and newer binaries share one lock file, and `status` reads it: issue #20 pins
   // the text.

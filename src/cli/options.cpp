@@ -359,10 +359,30 @@ bool is_requester_name(const std::string& name) {
   return !name.empty() && name.size() <= k_max_requested_by && is_printable_line(name);
 }
 
+namespace {
+/// A named cluster's lock file is PREFIX NAME SUFFIX (sync@NAME.lock).
+constexpr std::string_view k_cluster_lock_prefix = "sync@";
+constexpr std::string_view k_lock_suffix = ".lock";
+}  // namespace
+
 std::string default_lock_file(const std::string& cluster) {
-  const std::string directory = k_lock_directory;
-  return cluster == k_default_cluster ? k_default_lock_file
-                                      : directory + "/sync@" + cluster + ".lock";
+  if (cluster == k_default_cluster) {
+    return k_default_lock_file;
+  }
+  std::string path = std::string(k_lock_directory) + "/";
+  path.append(k_cluster_lock_prefix).append(cluster).append(k_lock_suffix);
+  return path;
+}
+
+std::optional<std::string> cluster_of_lock_file_name(const std::string& file_name) {
+  const std::string_view name = file_name;
+  const std::size_t affixes = k_cluster_lock_prefix.size() + k_lock_suffix.size();
+  if (name.size() <= affixes ||
+      name.substr(0, k_cluster_lock_prefix.size()) != k_cluster_lock_prefix ||
+      name.substr(name.size() - k_lock_suffix.size()) != k_lock_suffix) {
+    return std::nullopt;
+  }
+  return std::string(name.substr(k_cluster_lock_prefix.size(), name.size() - affixes));
 }
 
 Config parse(int argc, const char* const argv[], const char* ceph_args) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ inline constexpr const char* k_default_cluster = "ceph";
 /// other, so that two clusters sync side by side while two runs for one exclude each
 /// other.
 std::string default_lock_file(const std::string& cluster);
+/// The cluster NAME a lock file's name `file_name` (no directory) gives, sync@NAME.lock;
+/// std::nullopt for any other name (sync.lock, or a --lock-file of the caller's own).
+std::optional<std::string> cluster_of_lock_file_name(const std::string& file_name);
 /// The most bytes of --requested-by: room for any Django user name (150 characters of
 /// ASCII), bounded so that a holder record and a log line stay short.
 inline constexpr std::size_t k_max_requested_by = 256;

@@ -129,16 +129,9 @@ std::string DetachedRun::log_path(const cli::Config& config) {
   const auto slash = config.lock_file.rfind('/');
   const std::string directory =
       slash == std::string::npos ? std::string() : config.lock_file.substr(0, slash + 1);
-  const std::string lock_name = config.lock_file.substr(directory.size());
-  const std::string cluster_lock_prefix = "sync@";
-  const std::string lock_suffix = ".lock";
-  if (lock_name.rfind(cluster_lock_prefix, 0) == 0 && lock_name.size() > lock_suffix.size() &&
-      lock_name.compare(lock_name.size() - lock_suffix.size(), lock_suffix.size(), lock_suffix) ==
-          0) {
-    const std::string cluster =
-        lock_name.substr(cluster_lock_prefix.size(),
-                         lock_name.size() - cluster_lock_prefix.size() - lock_suffix.size());
-    return directory + "detached@" + cluster + ".log";
+  if (const auto cluster =
+          cli::cluster_of_lock_file_name(config.lock_file.substr(directory.size()))) {
+    return directory + "detached@" + *cluster + ".log";
   }
   return directory + k_default_log_name;
 }

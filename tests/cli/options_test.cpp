@@ -322,6 +322,19 @@ TEST(CliOptions, EachClusterHasItsOwnLockFile) {
   EXPECT_EQ(default_lock_file("dc-2_b"), "/run/lock/rbd-sync/sync@dc-2_b.lock");
 }
 
+// The detached run's log is named after the cluster its lock file names: the name read
+// back is the one default_lock_file() wrote, and no other file name gives one.
+TEST(CliOptions, ALockFileNameGivesBackTheClusterItWasMadeFor) {
+  for (const std::string cluster : {"backup", "dc-2_b", "s"}) {
+    const std::string path = default_lock_file(cluster);
+    EXPECT_EQ(cluster_of_lock_file_name(path.substr(path.rfind('/') + 1)), cluster);
+  }
+  for (const std::string name :
+       {"sync.lock", "sync@.lock", "sync@b.log", "x@b.lock", "host-a.lock"}) {
+    EXPECT_EQ(cluster_of_lock_file_name(name), std::nullopt) << name;
+  }
+}
+
 TEST(CliOptions, AClusterNameThatIsNoFileNameIsAUsageError) {
   for (const std::string& name : std::vector<std::string>{"../etc", "a/b", "", "-x", ".hidden",
                                                           "a b", std::string(65, 'c')}) {

@@ -350,9 +350,8 @@ class PgTransaction : public sync::SinkTransaction {
     // Kept rows of unreadable images say so; the same error again writes nothing.
     m_work.exec(
         "UPDATE rbdsync.images AS t SET stale_error = x.error, "
-        "stale_since = coalesce(t.stale_since, pg_catalog.now()) FROM pg_temp.stale_images AS x "
-        "WHERE t.fsid = " +
-        m_work.quote(m_fsid) +
+        "stale_since = coalesce(t.stale_since, pg_catalog.now()) FROM " +
+        std::string(k_stale_images_table) + " AS x WHERE t.fsid = " + m_work.quote(m_fsid) +
         " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND t.image_id = x.image_id "
         "AND t.stale_error IS DISTINCT FROM x.error");
     // An image unreadable on its very first sync still gets a row: what the listing
@@ -365,8 +364,9 @@ class PgTransaction : public sync::SinkTransaction {
             "SELECT DISTINCT ON (x.pool_id, x.namespace, x.image_id) " +
             m_work.quote(m_fsid) +
             ", x.pool_id, x.namespace, x.image_id, x.name, x.name_bytes, 'not read yet', "
-            "x.error, pg_catalog.now() FROM pg_temp.stale_images AS x "
-            "WHERE NOT EXISTS (SELECT 1 FROM "
+            "x.error, pg_catalog.now() FROM " +
+            k_stale_images_table +
+            " AS x WHERE NOT EXISTS (SELECT 1 FROM "
             "rbdsync.images AS t WHERE t.fsid = " +
             m_work.quote(m_fsid) +
             " AND t.pool_id = x.pool_id AND t.namespace = x.namespace AND "

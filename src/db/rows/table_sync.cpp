@@ -240,9 +240,11 @@ void TableSync::remove(const DeleteScope& scope) {
     sql += " AND t.pool_id <> ALL('{" + ids + "}'::bigint[])";
   }
   if (m_table.per_image) {
+    sql += " AND NOT EXISTS (SELECT 1 FROM ";
+    sql += k_stale_images_table;
     sql +=
-        " AND NOT EXISTS (SELECT 1 FROM pg_temp.stale_images AS x WHERE x.pool_id = t.pool_id AND "
-        "x.namespace = t.namespace AND x.image_id = t.image_id)";
+        " AS x WHERE x.pool_id = t.pool_id AND x.namespace = t.namespace AND "
+        "x.image_id = t.image_id)";
   }
   m_counts.removed = m_work.exec(sql).affected_rows();
 }

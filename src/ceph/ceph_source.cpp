@@ -23,6 +23,7 @@
 #include "ceph/librbd/librbd_reader.hpp"
 #include "ceph/not_permitted.hpp"
 #include "ceph/pool_figures.hpp"
+#include "ceph/wire/pool_objects.hpp"
 #include "common/error.hpp"
 #include "common/text.hpp"
 #include "inventory/librbd_names.hpp"
@@ -62,7 +63,7 @@ Pool make_pool(std::int64_t id, const std::string& name) {
 int pool_read_error(librados::IoCtx& io) {
   std::uint64_t size = 0;
   std::time_t mtime = 0;
-  const int r = io.stat("rbd_directory", &size, &mtime);
+  const int r = io.stat(k_directory_object, &size, &mtime);
   return r == -ENOENT ? 0 : std::min(r, 0);
 }
 

@@ -18,9 +18,6 @@ namespace rbdsync::ceph {
 
 namespace {
 
-constexpr const char* k_directory = "rbd_directory";
-constexpr const char* k_id_prefix = "id_";
-
 std::string in_namespace(const std::string& ns) {
   return ns.empty() ? std::string() : " namespace '" + display_text(ns, Controls::escape) + "'";
 }
@@ -34,7 +31,7 @@ std::string of_pool(const librados::IoCtx& io, const std::string& ns) {
 
 DirectoryPage directory_page(const std::string& ns,
                              const std::map<std::string, librados::bufferlist>& entries) {
-  const std::string prefix = k_id_prefix;
+  const std::string prefix = k_image_id_key_prefix;
   DirectoryPage page;
   page.images.reserve(entries.size());
   for (const auto& [key, value] : entries) {
@@ -72,9 +69,10 @@ void DirectoryPager::request() {
   m_more = false;
   m_entries_r = 0;
   m_op.emplace();
-  m_op->omap_get_vals2(m_after, k_id_prefix, m_page_size, &m_entries, &m_more, &m_entries_r);
+  m_op->omap_get_vals2(m_after, k_image_id_key_prefix, m_page_size, &m_entries, &m_more,
+                       &m_entries_r);
   m_reply.reset(librados::Rados::aio_create_completion());
-  const int r = m_io.aio_operate(k_directory, m_reply.get(), &*m_op, nullptr);
+  const int r = m_io.aio_operate(k_directory_object, m_reply.get(), &*m_op, nullptr);
   if (r < 0) {
     m_reply.reset();
     throw_ceph_error(r, "cannot list the images of" + of_pool(m_io, m_ns) + " (rbd_directory)");
@@ -110,7 +108,7 @@ std::optional<DirectoryPage> DirectoryPager::next() {
 
 std::vector<inventory::ImageRef> list_format1_images(librados::IoCtx& io) {
   librados::bufferlist data;
-  const int r = io.read(k_directory, data, 0, 0);
+  const int r = io.read(k_directory_object, data, 0, 0);
   if (r == -ENOENT) {
     return {};
   }
@@ -133,13 +131,14 @@ std::vector<inventory::ImageRef> list_format1_images(librados::IoCtx& io) {
 
 std::map<std::string, inventory::ImageRef> list_removing_images(librados::IoCtx& io) {
   constexpr std::uint8_t k_source_removing = 3;  // RBD_TRASH_IMAGE_SOURCE_REMOVING
-  const std::string prefix = k_id_prefix;
+  const std::string prefix = k_image_id_key_prefix;
   const std::string ns = io.get_namespace();
   std::map<std::string, inventory::ImageRef> removing;
   std::string after;
   for (bool more = true; more;) {
     std::map<std::string, librados::bufferlist> entries;
-    const int r = io.omap_get_vals2("rbd_trash", after, prefix, k_directory_page, &entries, &more);
+    const int r =
+        io.omap_get_vals2(k_trash_object, after, prefix, k_directory_page, &entries, &more);
     if (r == -ENOENT || (r >= 0 && entries.empty())) {
       break;
     }

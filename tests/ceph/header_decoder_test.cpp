@@ -345,6 +345,15 @@ TEST(HeaderDecoder, CloneV1ChildrenKeyAndValueAsCapturedFromRbdChildren) {
                              "0c000000313033333735333566336562")));
 }
 
+// As `rados ls` and `rados listomapkeys rbd_directory` show them for an image with a
+// snapshot (Ceph 16.2).
+TEST(HeaderDecoder, ObjectAndKeyNamesAreLibrbds) {
+  EXPECT_EQ(header_object_name("102d79f498b3"), "rbd_header.102d79f498b3");
+  EXPECT_EQ(object_map_name("102d79f498b3"), "rbd_object_map.102d79f498b3");
+  EXPECT_EQ(object_map_name("102d79f498b3", 4), "rbd_object_map.102d79f498b3.0000000000000004");
+  EXPECT_EQ(image_id_key("102d79f498b3"), "id_102d79f498b3");
+}
+
 TEST(HeaderDecoder, SnapshotRecordOfAnOlderEncodingFallsBack) {
   auto omap = captured_header();
   omap["snapshot_0000000000000004"][0] = 7;  // version 7: pre-Nautilus layout

@@ -90,10 +90,10 @@ struct ParentKeys {
 
 /// The three reads of ParentKeys, in flight at once.
 ParentKeys read_parent_keys(librados::IoCtx& io, const HeaderParent& spec) {
-  const std::string id_key = "id_" + spec.image_id;
-  KeyRead directory(io, "rbd_directory", {id_key});
-  KeyRead trash(io, "rbd_trash", {id_key});
-  KeyRead header(io, "rbd_header." + spec.image_id, {snapshot_key(spec.snap_id)});
+  const std::string id_key = image_id_key(spec.image_id);
+  KeyRead directory(io, k_directory_object, {id_key});
+  KeyRead trash(io, k_trash_object, {id_key});
+  KeyRead header(io, header_object_name(spec.image_id), {snapshot_key(spec.snap_id)});
   return {directory.finish(), trash.finish(), header.finish()};
 }
 
@@ -203,7 +203,7 @@ OrFallback<inventory::Parent> CloneLinks::look_up(const HeaderParent& spec) {
   if (h < 0) {
     return Lookup::fall_back(read_error(Fallback::parent_snapshot_unreadable, h));
   }
-  const std::string id_key = "id_" + spec.image_id;
+  const std::string id_key = image_id_key(spec.image_id);
   OrFallback<std::string> image_name = parent_image_name(keys.directory, keys.trash, id_key);
   if (!image_name.ok()) {
     return image_name.carry<inventory::Parent>();
@@ -357,7 +357,7 @@ std::optional<std::vector<std::string>> CloneLinks::v1_children(std::int64_t poo
   librados::bufferlist in;
   librados::bufferlist out;
   in.append(key);
-  const int r = io->exec("rbd_children", "rbd", "get_children", in, out);
+  const int r = io->exec(k_children_object, "rbd", "get_children", in, out);
   if (r == -ENOENT) {
     return std::vector<std::string>();
   }
@@ -393,11 +393,11 @@ OrFallback<CloneLinks::Names> CloneLinks::names_found(std::int64_t pool_id,
   }
   std::set<std::string> keys;
   for (const std::string& id : image_ids) {
-    keys.insert("id_" + id);
+    keys.insert(image_id_key(id));
   }
   ++m_lookups;
-  KeyRead directory(*io, "rbd_directory", keys);
-  KeyRead trash(*io, "rbd_trash", keys);
+  KeyRead directory(*io, k_directory_object, keys);
+  KeyRead trash(*io, k_trash_object, keys);
   const KeyValues listed = directory.finish();
   const KeyValues trashed = trash.finish();
   if (is_permission_errno(-listed.r) || is_permission_errno(-trashed.r)) {
@@ -439,7 +439,7 @@ CloneLinks::ChildrenTable& CloneLinks::children_table(std::int64_t pool_id,
   std::string after;
   for (bool more = true; more;) {
     std::map<std::string, librados::bufferlist> page;
-    const int r = io->omap_get_vals2("rbd_children", after, k_children_page, &page, &more);
+    const int r = io->omap_get_vals2(k_children_object, after, k_children_page, &page, &more);
     if (r == -ENOENT) {
       break;
     }

@@ -7,7 +7,7 @@
 #include "ceph/librbd_rules.hpp"
 #include "ceph/wire/lock_info.hpp"
 #include "ceph/wire/object_map.hpp"
-#include "common/text.hpp"
+#include "ceph/wire/pool_objects.hpp"
 
 namespace rbdsync::ceph {
 
@@ -51,11 +51,6 @@ void read_mirror_entries(librados::IoCtx& io, const std::vector<ImageRef>& refs,
 
 }  // namespace
 
-std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {
-  // librbd's ObjectMap::object_map_name(): the snapshot id in 16 hex digits.
-  return "rbd_object_map." + image_id + "." + hex_u64(snap_id);
-}
-
 std::uint64_t object_map_read_bytes(const DecodedHeader& header, std::uint64_t size_bytes) {
   const std::optional<std::uint64_t> objects = map_objects(header, size_bytes);
   return objects && *objects <= k_max_object_map_objects ? object_map_object_bytes(*objects) + 1
@@ -86,7 +81,7 @@ void Batch::start(librados::IoCtx& io, const ImageRef& ref, std::size_t index) {
   reads.header_op.exec("lock", "get_info", reads.lock_in, &reads.lock_out, &reads.lock_r);
   // Everything that may throw comes before the slot counts its reads: a read counted
   // and never queued would keep ~Batch waiting for ever.
-  const std::string header_object = "rbd_header." + ref.image_id;
+  const std::string header_object = header_object_name(ref.image_id);
   reads.header_done.reset(
       librados::Rados::aio_create_completion(callback_arg(at), &Batch::on_complete));
   update(at, [](Slot& starting) {
@@ -113,7 +108,7 @@ void Batch::start_maps(librados::IoCtx& io, const ImageRef& ref, std::size_t at,
     queued.emplace_back(std::move(object), &read);
   };
   if (maps.head) {
-    queue(reads.head_map.emplace(), "rbd_object_map." + ref.image_id, *maps.head);
+    queue(reads.head_map.emplace(), object_map_name(ref.image_id), *maps.head);
   }
   for (const auto& [id, bytes] : maps.snapshots) {
     queue(reads.snapshot_maps[id], object_map_name(ref.image_id, id), bytes);

@@ -32,9 +32,6 @@ inline constexpr std::uint64_t k_max_omap_keys = 1024;
 /// fails with EDOM anyway).
 inline constexpr std::uint64_t k_max_object_map_objects = 256000000;
 
-/// The name of the object map of snapshot `snap_id` of image `image_id`.
-std::string object_map_name(const std::string& image_id, std::uint64_t snap_id);
-
 /// What the direct reader reads of the object map of `header`'s image at `size_bytes`:
 /// one byte more than such a map can hold, so that a larger object (a tenant may write
 /// 100 MiB behind a tiny header) is told by its size and costs no more than this. 1

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "ceph/librbd_rules.hpp"
+#include "ceph/wire/pool_objects.hpp"
 
 namespace rbdsync::ceph {
 

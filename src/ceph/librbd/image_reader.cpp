@@ -21,6 +21,7 @@
 #include "ceph/wire/header_decoder.hpp"
 #include "ceph/wire/migration_spec.hpp"
 #include "ceph/wire/object_map.hpp"
+#include "ceph/wire/pool_objects.hpp"
 #include "common/error.hpp"
 #include "inventory/librbd_names.hpp"
 
@@ -238,7 +239,7 @@ class Reader {
   /// group since it was opened.
   std::optional<inventory::GroupMembership> group_in_unreadable_pool() {
     std::map<std::string, librados::bufferlist> values;
-    need(m_io.omap_get_vals_by_keys("rbd_header." + m_ref.image_id, {k_group_key}, &values),
+    need(m_io.omap_get_vals_by_keys(header_object_name(m_ref.image_id), {k_group_key}, &values),
          "cannot read the group reference");
     const auto found = values.find(k_group_key);
     if (found == values.end()) {
@@ -253,7 +254,7 @@ class Reader {
 
   void read_migration(Image& out) {
     std::map<std::string, librados::bufferlist> values;
-    need(m_io.omap_get_vals_by_keys("rbd_header." + m_ref.image_id, {"migration"}, &values),
+    need(m_io.omap_get_vals_by_keys(header_object_name(m_ref.image_id), {"migration"}, &values),
          "cannot read the migration state");
     const auto found = values.find("migration");
     if (found == values.end()) {
@@ -454,7 +455,7 @@ class Classifier {
     // damage, not deletion.
     std::map<std::string, librados::bufferlist> entries;
     const int listed =
-        m_io.omap_get_vals_by_keys("rbd_directory", {"id_" + m_ref.image_id}, &entries);
+        m_io.omap_get_vals_by_keys(k_directory_object, {image_id_key(m_ref.image_id)}, &entries);
     if (auto failure = failed_lookup(listed == -ENOENT ? 0 : listed,
                                      "cannot look the image up in the directory")) {
       return failure;
@@ -463,7 +464,7 @@ class Classifier {
       return gone();
     }
 
-    const std::string header = "rbd_header." + m_ref.image_id;
+    const std::string header = header_object_name(m_ref.image_id);
     std::uint64_t size = 0;
     std::time_t mtime = 0;
     const int stat = m_io.stat(header, &size, &mtime);
@@ -526,7 +527,7 @@ std::optional<ImageRead> refuse_damaged_layout(librados::IoCtx& io, const ImageR
   }
   const std::set<std::string> keys(layout_keys().begin(), layout_keys().end());
   std::map<std::string, librados::bufferlist> values;
-  if (io.omap_get_vals_by_keys("rbd_header." + ref.image_id, keys, &values) < 0) {
+  if (io.omap_get_vals_by_keys(header_object_name(ref.image_id), keys, &values) < 0) {
     return std::nullopt;  // gone, or unreadable: librbd tells which, without crashing
   }
   std::map<std::string, std::string> layout;

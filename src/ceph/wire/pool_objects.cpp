@@ -3,8 +3,25 @@
 #include <utility>
 
 #include "ceph/wire/encoding.hpp"
+#include "common/text.hpp"
 
 namespace rbdsync::ceph {
+
+std::string image_id_key(const std::string& image_id) {
+  return k_image_id_key_prefix + image_id;
+}
+
+std::string header_object_name(const std::string& image_id) {
+  return "rbd_header." + image_id;
+}
+
+std::string object_map_name(const std::string& image_id) {
+  return "rbd_object_map." + image_id;
+}
+
+std::string object_map_name(const std::string& image_id, std::uint64_t snap_id) {
+  return object_map_name(image_id) + "." + hex_u64(snap_id);
+}
 
 std::optional<std::string> decode_directory_name(const std::string& bytes) {
   Decoder in(bytes);

@@ -1,8 +1,9 @@
 #pragma once
 
-/// Decodes the pool-wide objects of RBD: the values of `rbd_directory` (format 2 and the
-/// format 1 tmap), `rbd_trash` and `rbd_children`, and the requests that ask cls_rbd for
-/// them. Plain bytes in, plain values out, as header_decoder.hpp.
+/// Names RBD's objects in a pool (librbd/Utils.h, cls_rbd) and decodes the pool-wide ones:
+/// the values of `rbd_directory` (format 2 and the format 1 tmap), `rbd_trash` and
+/// `rbd_children`, and the requests that ask cls_rbd for them. Plain bytes in, plain
+/// values out, as header_decoder.hpp.
 
 #include <cstdint>
 #include <optional>
@@ -10,6 +11,23 @@
 #include <vector>
 
 namespace rbdsync::ceph {
+
+/// The pool-wide objects of a pool or namespace.
+inline constexpr const char* k_directory_object = "rbd_directory";
+inline constexpr const char* k_trash_object = "rbd_trash";
+inline constexpr const char* k_children_object = "rbd_children";
+/// What every key of an image id in `rbd_directory` and `rbd_trash` starts with.
+inline constexpr const char* k_image_id_key_prefix = "id_";
+
+/// The key of image `image_id` in `rbd_directory` and `rbd_trash`: id_<id>.
+std::string image_id_key(const std::string& image_id);
+/// The header object of the format 2 image `image_id`: rbd_header.<id>.
+std::string header_object_name(const std::string& image_id);
+/// The object map of image `image_id`'s head: rbd_object_map.<id>.
+std::string object_map_name(const std::string& image_id);
+/// The object map of snapshot `snap_id` of image `image_id`: rbd_object_map.<id>.<snap id
+/// in 16 hex digits>, as librbd's ObjectMap::object_map_name().
+std::string object_map_name(const std::string& image_id, std::uint64_t snap_id);
 
 /// The name stored in an `rbd_directory` `id_<id>` value; nullopt when not understood.
 std::optional<std::string> decode_directory_name(const std::string& bytes);

@@ -13,6 +13,7 @@
 #include "cli/help.hpp"
 #include "cli/option_table.hpp"
 #include "common/error.hpp"
+#include "common/run_record.hpp"
 #include "common/text.hpp"
 
 namespace rbdsync::cli {
@@ -141,10 +142,9 @@ std::string client_name(const cxxopts::ParseResult& result, const EarlyCephArgs&
 /// and so does rbd-sync (the lock file): no path separators, no leading dot or dash.
 std::string checked_cluster(const std::string& name, const std::string& where) {
   if (!is_cluster_name(name)) {
-    throw Error(
-        ExitCode::usage,
-        "--cluster" + where + " must be 1 to 64 letters, digits, '-' or '_', not '" + name + "'",
-        "give the name of /etc/ceph/NAME.conf, e.g. --cluster backup");
+    throw Error(ExitCode::usage,
+                "--cluster" + where + " must be " + cluster_name_rule() + ", not '" + name + "'",
+                "give the name of /etc/ceph/NAME.conf, e.g. --cluster backup");
   }
   return name;
 }
@@ -193,8 +193,7 @@ int seconds_in(const cxxopts::ParseResult& result, const char* name) {
 std::string checked_requester(const std::string& name) {
   if (!is_requester_name(name)) {
     throw Error(ExitCode::usage,
-                "--requested-by must be 1 to " + std::to_string(k_max_requested_by) +
-                    " bytes of printable UTF-8, not '" +
+                "--requested-by must be " + requester_name_rule() + ", not '" +
                     display_text(name.substr(0, 64), Controls::escape) +
                     (name.size() > 64 ? "...'" : "'"),
                 "pass the signed-in user's name, e.g. --requested-by alice");
@@ -342,13 +341,20 @@ void read_output_options(const cxxopts::ParseResult& result, Config& config) {
 
 }  // namespace
 
+namespace {
+constexpr std::size_t k_max_cluster_name = 64;
+}  // namespace
+
 bool is_cluster_name(const std::string& name) {
-  constexpr std::size_t k_longest = 64;
-  return !name.empty() && name.size() <= k_longest && name.front() != '-' &&
+  return !name.empty() && name.size() <= k_max_cluster_name && name.front() != '-' &&
          std::all_of(name.begin(), name.end(), [](char c) {
            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '-' || c == '_';
          });
+}
+
+std::string cluster_name_rule() {
+  return "1 to " + std::to_string(k_max_cluster_name) + " letters, digits, '-' or '_'";
 }
 
 bool is_trigger_name(const std::string& name) {
@@ -357,6 +363,10 @@ bool is_trigger_name(const std::string& name) {
 
 bool is_requester_name(const std::string& name) {
   return !name.empty() && name.size() <= k_max_requested_by && is_printable_line(name);
+}
+
+std::string requester_name_rule() {
+  return "1 to " + std::to_string(k_max_requested_by) + " bytes of printable UTF-8";
 }
 
 namespace {

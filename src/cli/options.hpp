@@ -69,18 +69,19 @@ std::string default_lock_file(const std::string& cluster);
 /// The cluster NAME a lock file's name `file_name` (no directory) gives, sync@NAME.lock;
 /// std::nullopt for any other name (sync.lock, or a --lock-file of the caller's own).
 std::optional<std::string> cluster_of_lock_file_name(const std::string& file_name);
-/// The most bytes of --requested-by: room for any Django user name (150 characters of
-/// ASCII), bounded so that a holder record and a log line stay short.
-inline constexpr std::size_t k_max_requested_by = 256;
 /// Whether `name` may name a Ceph cluster here: Ceph puts it into file names
 /// ($cluster.conf, $cluster.$name.keyring) and so does rbd-sync (the lock file, the
-/// settings file): 1 to 64 letters, digits, '-' or '_', not starting with '-'.
+/// settings file): cluster_name_rule(), not starting with '-'.
 bool is_cluster_name(const std::string& name);
+/// What a cluster name must be, as an error tells it: "1 to 64 letters, ...".
+std::string cluster_name_rule();
 /// Whether `name` is a trigger a run may record: cron, web or manual.
 bool is_trigger_name(const std::string& name);
-/// Whether `name` may be recorded as who asked: 1 to k_max_requested_by bytes of one
-/// printable line (common/text.hpp).
+/// Whether `name` may be recorded as who asked: 1 to k_max_requested_by
+/// (common/run_record.hpp) bytes of one printable line (common/text.hpp).
 bool is_requester_name(const std::string& name);
+/// What a requester's name must be, as an error tells it: "1 to 256 bytes of ...".
+std::string requester_name_rule();
 /// The libpq service used unless --db says otherwise (pg_service.conf + .pgpass).
 inline constexpr const char* k_default_db = "service=rbd-sync";
 

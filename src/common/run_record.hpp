@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -32,6 +33,11 @@ constexpr const char* phase_name(Phase phase) {
   }
   return "unknown";
 }
+
+/// The most bytes of RunRecord::requested_by (--requested-by): room for any Django user
+/// name (150 characters of ASCII), bounded so that a holder record and a log line stay
+/// short.
+inline constexpr std::size_t k_max_requested_by = 256;
 
 /// One sync run: who runs it, how far it got and how it ended. The holder record in
 /// the lock file, the row in rbdsync.runs, the busy answer, `rbd-sync status` and the

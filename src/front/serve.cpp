@@ -266,7 +266,7 @@ TriggerRequest parse_trigger_request(const std::string& line) {
     const auto& text = value.get_ref<const std::string&>();
     if (key == "cluster") {
       if (!cli::is_cluster_name(text)) {
-        throw bad_request("cluster must be 1 to 64 letters, digits, '-' or '_', not '" +
+        throw bad_request("cluster must be " + cli::cluster_name_rule() + ", not '" +
                           display_text(text.substr(0, 64), Controls::escape) + "'");
       }
       request.cluster = text;
@@ -278,8 +278,7 @@ TriggerRequest parse_trigger_request(const std::string& line) {
       request.trigger = text;
     } else {
       if (!cli::is_requester_name(text)) {
-        throw bad_request("requested_by must be 1 to " + std::to_string(cli::k_max_requested_by) +
-                          " bytes of printable UTF-8, not '" +
+        throw bad_request("requested_by must be " + cli::requester_name_rule() + ", not '" +
                           display_text(text.substr(0, 64), Controls::escape) + "'");
       }
       request.requested_by = text;

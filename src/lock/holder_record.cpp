@@ -38,9 +38,8 @@ constexpr std::int64_t k_pid_limit = std::int64_t{1} << 22;  // PID_MAX_LIMIT, 6
 constexpr std::int64_t k_earliest_time = 946684800;          // 2000-01-01T00:00:00Z
 constexpr std::int64_t k_latest_time = 4102444800;           // 2100-01-01T00:00:00Z
 constexpr std::int64_t k_max_count = std::int64_t{1} << 40;
-constexpr std::size_t k_max_host = 255;       // a fully qualified name at most
-constexpr std::size_t k_max_word = 32;        // trigger, phase
-constexpr std::size_t k_max_requester = 256;  // as --requested-by takes it
+constexpr std::size_t k_max_host = 255;  // a fully qualified name at most
+constexpr std::size_t k_max_word = 32;   // trigger, phase
 
 nlohmann::json to_json(const RunRecord& run) {
   nlohmann::json object = {
@@ -54,7 +53,7 @@ nlohmann::json to_json(const RunRecord& run) {
       {"total", run.total},
   };
   if (!run.requested_by.empty()) {
-    object["requested_by"] = run.requested_by.substr(0, k_max_requester);
+    object["requested_by"] = run.requested_by.substr(0, k_max_requested_by);
   }
   if (run.status != RunStatus::running) {
     object["status"] = run_status_name(run.status);
@@ -144,7 +143,7 @@ RunRecord from_json(const nlohmann::json& object) {
   run.pid = integer(object, "pid", 1, k_pid_limit - 1);
   run.host = text(object, "host", k_max_host);
   run.trigger = text(object, "trigger", k_max_word);
-  run.requested_by = text(object, "requested_by", k_max_requester, "");
+  run.requested_by = text(object, "requested_by", k_max_requested_by, "");
   run.started_at = integer(object, "started_at", k_earliest_time, k_latest_time);
   run.phase = text(object, "phase", k_max_word, "");
   run.done = static_cast<std::uint64_t>(integer(object, "done", 0, k_max_count, 0));

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/options.hpp"
+#include "common/run_record.hpp"
 #include "support/source_file.hpp"
 
 namespace rbdsync::cli {

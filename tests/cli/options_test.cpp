@@ -8,6 +8,7 @@
 
 #include "cli/option_table.hpp"
 #include "common/error.hpp"
+#include "common/run_record.hpp"
 
 namespace rbdsync::cli {
 namespace {

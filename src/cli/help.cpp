@@ -11,7 +11,7 @@ namespace {
 
 /// The width cxxopts wraps option descriptions at; the rest of the help follows it.
 constexpr std::size_t k_width = 76;
-constexpr const char* k_every_command_group = "Common";
+constexpr const char* k_common_group = "Common";
 
 /// `text` broken into lines of at most k_width columns, each starting with `indent`.
 std::string wrapped(const std::string& text, const std::string& indent) {
@@ -97,11 +97,11 @@ std::string global_help() {
 
   cxxopts::Options options = help_options("rbd-sync");
   for (const OptionSpec& option : option_table()) {
-    if ((option.commands & k_every_command) == k_every_command) {
-      add_table_option(options, option, Purpose::help, k_every_command_group);
+    if ((option.commands & k_admin_commands) == k_admin_commands) {
+      add_table_option(options, option, Purpose::help, k_common_group);
     }
   }
-  text += option_lines(options, {k_every_command_group});
+  text += option_lines(options, {k_common_group});
   text += "\n'rbd-sync help COMMAND' lists every option of COMMAND (as COMMAND --help).\n";
   return text;
 }

@@ -13,7 +13,7 @@ namespace rbdsync::cli {
 std::string global_help();
 
 /// `rbd-sync COMMAND --help` and `rbd-sync help COMMAND`: its usage line, what it does,
-/// and every option it takes, grouped. `command` is run, migrate or status.
+/// and every option it takes, grouped.
 std::string command_help(Command command);
 
 /// The options named in the usage line of `command`, in table order.

@@ -49,7 +49,7 @@ std::string synopsis() {
 
 /// "For \fBrun\fR only." or "For \fBrun\fR and \fBstatus\fR."; nothing for every command.
 std::string applies_sentence(CommandSet commands) {
-  if ((commands & k_every_command) == k_every_command) {
+  if ((commands & k_admin_commands) == k_admin_commands) {
     return "";
   }
   std::vector<std::string> names;

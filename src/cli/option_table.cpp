@@ -199,19 +199,19 @@ std::vector<OptionRow> database_options() {
 /// What the run says, and where.
 std::vector<OptionRow> output_options() {
   return {
-      OptionRow(flag::k_format, k_every_command, "the result on stdout")
+      OptionRow(flag::k_format, k_admin_commands, "the result on stdout")
           .text("plain|json")
           .defaults_to("plain"),
-      OptionRow(flag::k_json, k_every_command, "same as --format json"),
+      OptionRow(flag::k_json, k_admin_commands, "same as --format json"),
       OptionRow(flag::k_quiet, k_run | k_migrate, "print no result line; errors still go to stderr")
           .letter("q"),
-      OptionRow(flag::k_verbose, k_every_command, "log debug messages, as --log-level debug")
+      OptionRow(flag::k_verbose, k_admin_commands, "log debug messages, as --log-level debug")
           .letter("v"),
-      OptionRow(flag::k_log_level, k_every_command,
+      OptionRow(flag::k_log_level, k_admin_commands,
                 "log this level and above: trace, debug, info, warn, error, critical or off")
           .text("LEVEL")
           .defaults_to("warn"),
-      OptionRow(flag::k_log_file, k_every_command, "append the log to this file instead of stderr")
+      OptionRow(flag::k_log_file, k_admin_commands, "append the log to this file instead of stderr")
           .text("PATH"),
       OptionRow(flag::k_metrics_file, k_run,
                 "write Prometheus textfile metrics of the run to this file (atomically)")
@@ -354,17 +354,18 @@ const std::vector<OptionGroup>& option_groups() {
   return k_in_order;
 }
 
-std::string quoted_command_names(CommandSet commands) {
+std::string quoted_command_names(CommandSet commands, const std::string& before,
+                                 const char* last_joiner) {
   std::vector<std::string> names;
   for (const CommandSpec& command : command_table()) {
     if ((commands & bit(command.command)) != 0) {
-      names.push_back("'" + std::string(command.name) + "'");
+      names.push_back("'" + before + command.name + "'");
     }
   }
   std::string text;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (i > 0) {
-      text += i + 1 == names.size() ? " and " : ", ";
+      text += i + 1 == names.size() ? last_joiner : ", ";
     }
     text += names[i];
   }

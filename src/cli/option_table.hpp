@@ -30,10 +30,10 @@ constexpr CommandSet bit(Command command) {
 }
 
 /// The commands an admin runs, which take the common options (output, logging, help).
-inline constexpr CommandSet k_every_command =
+inline constexpr CommandSet k_admin_commands =
     bit(Command::run) | bit(Command::migrate) | bit(Command::status);
 /// ... and `serve`, which the trigger unit runs: its run's options come from the settings.
-inline constexpr CommandSet k_all_commands = k_every_command | bit(Command::serve);
+inline constexpr CommandSet k_all_commands = k_admin_commands | bit(Command::serve);
 
 /// What an option takes after its name.
 enum class ValueKind {
@@ -107,7 +107,9 @@ const char* group_name(OptionGroup group);
 const std::vector<OptionGroup>& option_groups();
 
 /// The names of the commands in `commands`, quoted and joined for a sentence:
-/// "'run'", "'run' and 'status'", "'run', 'migrate' and 'status'".
-std::string quoted_command_names(CommandSet commands);
+/// "'run'", "'run' and 'status'", "'run', 'migrate' and 'status'"; each name after
+/// `before` ("'rbd-sync run'"), the last two joined by `last_joiner`.
+std::string quoted_command_names(CommandSet commands, const std::string& before = "",
+                                 const char* last_joiner = " and ");
 
 }  // namespace rbdsync::cli

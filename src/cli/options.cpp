@@ -21,8 +21,11 @@ namespace rbdsync::cli {
 namespace {
 
 constexpr const char* k_usage_hint = "see 'rbd-sync --help'";
-constexpr const char* k_command_hint =
-    "use 'rbd-sync run', 'rbd-sync migrate' or 'rbd-sync status'";
+/// "use 'rbd-sync run', 'rbd-sync migrate' or 'rbd-sync status'" (`before` "rbd-sync "):
+/// the commands an admin runs; serve is the trigger unit's.
+std::string command_hint(const std::string& before) {
+  return "use " + quoted_command_names(k_admin_commands, before, " or ");
+}
 /// The positional arguments: the command, and what follows it (a topic for `help`).
 constexpr const char* k_command = "command";
 constexpr const char* k_operands = "operands";
@@ -61,15 +64,14 @@ CommandLine read_command(const cxxopts::ParseResult& result) {
         line.command = find_command(operands.front());
         if (line.command == nullptr) {
           throw Error(ExitCode::usage, "unknown command '" + operands.front() + "'",
-                      "use 'rbd-sync help run', 'rbd-sync help migrate' or "
-                      "'rbd-sync help status'");
+                      command_hint("rbd-sync help "));
         }
         operands.erase(operands.begin());
       }
     } else {
       line.command = find_command(name);
       if (line.command == nullptr) {
-        throw Error(ExitCode::usage, "unknown command '" + name + "'", k_command_hint);
+        throw Error(ExitCode::usage, "unknown command '" + name + "'", command_hint("rbd-sync "));
       }
     }
   }
@@ -416,7 +418,7 @@ Config parse(int argc, const char* const argv[], const char* ceph_args) {
       return config;
     }
     if (line.command == nullptr) {
-      throw Error(ExitCode::usage, "no command given", k_command_hint);
+      throw Error(ExitCode::usage, "no command given", command_hint("rbd-sync "));
     }
     config.command = line.command->command;
     refuse_foreign_options(result, *line.command);

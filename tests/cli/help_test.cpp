@@ -79,7 +79,7 @@ TEST(Help, GlobalHelpListsTheOptionsOfEveryCommand) {
     }
   }
   for (const OptionSpec& option : option_table()) {
-    if ((option.commands & k_every_command) == k_every_command) {
+    if ((option.commands & k_admin_commands) == k_admin_commands) {
       EXPECT_NE(help.find(shown_as(option)), std::string::npos) << shown_as(option);
     } else {
       EXPECT_FALSE(names_option(outside_usage, option.long_name)) << option.long_name;

@@ -126,7 +126,7 @@ TEST(OptionTable, EveryOptionAppliesToSomeCommand) {
 TEST(OptionTable, CommandNamesReadAsASentence) {
   EXPECT_EQ(quoted_command_names(bit(Command::run)), "'run'");
   EXPECT_EQ(quoted_command_names(bit(Command::run) | bit(Command::status)), "'run' and 'status'");
-  EXPECT_EQ(quoted_command_names(k_every_command), "'run', 'migrate' and 'status'");
+  EXPECT_EQ(quoted_command_names(k_admin_commands), "'run', 'migrate' and 'status'");
 }
 
 TEST(OptionTable, CommandsAreFoundByName) {
@@ -160,7 +160,7 @@ std::vector<std::string> cells(const std::string& row) {
 
 CommandSet readme_commands(const std::string& cell) {
   if (cell == " all ") {
-    return k_every_command;
+    return k_admin_commands;
   }
   CommandSet commands = 0;
   std::istringstream names(cell);

@@ -15,7 +15,8 @@ void check_conninfo(const std::string& conninfo);
 std::string describe_conninfo(const std::string& conninfo);
 
 /// `conninfo` as the `key=value` string rbd-sync connects with: the settings given
-/// (a URI is converted), plus `connect_timeout=10` and `application_name=rbd-sync`
+/// (a URI is converted), plus `connect_timeout=10`, `application_name=rbd-sync` and TCP
+/// keepalives (`keepalives_idle=30`, `keepalives_interval=10`, `keepalives_count=3`)
 /// unless they were given. Call check_conninfo() first.
 std::string effective_conninfo(const std::string& conninfo);
 

@@ -28,8 +28,8 @@ constexpr std::uint8_t k_protection_protected = 2;
 /// The snapshot object map bytes of one image read ahead, at once (2 bits an object: a
 /// snapshot of 1 TiB in 4 MiB objects is 64 KiB). The walk reads the maps beyond it one
 /// at a time, as it needs them. What a batch reads ahead, head maps included, is bounded
-/// by its map budget (DirectReadLimits::map_bytes, as the header's sizes say: a map
-/// object is read whole).
+/// by its map budget (DirectReadLimits::map_bytes, as the header's sizes say: a map is
+/// read up to what its image's size allows, object_map_read_bytes()).
 constexpr std::uint64_t k_snapshot_map_read_ahead_bytes = std::uint64_t{256} * 1024;
 
 /// The snapshot namespaces whose snapshots the direct reader reports as librbd does.

@@ -22,7 +22,7 @@ ErrnoClass errno_class(int error_number) {
   }
 }
 
-bool is_cluster_errno(int error_number) {
+bool is_beyond_one_image(int error_number) {
   return errno_class(error_number) != ErrnoClass::image;
 }
 

@@ -14,7 +14,7 @@ ErrnoClass errno_class(int error_number);
 
 /// True for the errno values (positive) that say the cluster or our access to it is in
 /// trouble, not one image: refused caps, timeouts, a lost or blocklisted connection.
-bool is_cluster_errno(int error_number);
+bool is_beyond_one_image(int error_number);
 
 /// Throws the Error for a negative errno from librados/librbd, naming what was being
 /// attempted: ExitCode::no_permission for EACCES/EPERM, otherwise ExitCode::unavailable.

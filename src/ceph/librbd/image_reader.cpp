@@ -115,7 +115,7 @@ class Reader {
     if (r >= 0) {
       return;
     }
-    if (is_cluster_errno(-r)) {
+    if (is_beyond_one_image(-r)) {
       throw_ceph_error(r, what + " (image '" + m_path + "')");
     }
     throw ImageError{r, what};
@@ -495,7 +495,7 @@ class Classifier {
     if (r >= 0 || r == -ENOENT) {
       return std::nullopt;
     }
-    if (is_cluster_errno(-r)) {
+    if (is_beyond_one_image(-r)) {
       throw_ceph_error(r, what + " (image '" + m_path + "')");
     }
     return failed(what + ": " + errno_text(-r));

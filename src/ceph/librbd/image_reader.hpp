@@ -32,9 +32,9 @@ struct ListedImage {
 
 /// Reads one listed image through librbd, read-only (after refuse_damaged_layout()). A
 /// failure confined to the image becomes the `gone` or `failed` outcome; an errno that
-/// means the cluster is in trouble (is_cluster_errno) throws Error. `exact_usage` computes
-/// usage even where no valid fast-diff map makes it cheap (what `rbd du` does then: object
-/// by object). What this client may not read (ceph/not_permitted.hpp: the clones of a
+/// means the cluster or our access to it is in trouble (is_beyond_one_image) throws Error.
+/// `exact_usage` computes usage even where no valid fast-diff map makes it cheap (what
+/// `rbd du` does then: object by object). What this client may not read (ceph/not_permitted.hpp: the clones of a
 /// snapshot, the name of a group, usage in a data pool) is stored as unknown with its
 /// reason. A fallback (Fallback::librbd_not_permitted) when librbd was not permitted to
 /// open the image at all (EPERM/EACCES): librbd opens a clone's parent with it, and this

@@ -7,22 +7,31 @@ namespace rbdsync::db {
 
 namespace {
 
-/// The pools' figures now, as the rows of pool_usage_history would hold them.
-constexpr const char* k_pool_figures =
-    "SELECT p.fsid, p.pool_id, p.stored_bytes, p.objects, p.used_bytes, p.max_avail_bytes, "
-    "coalesce(i.images, 0)::integer AS images, "
-    "coalesce(i.provisioned_bytes, 0)::bigint AS provisioned_bytes, "
-    "coalesce(i.images_used_bytes, 0)::bigint AS images_used_bytes, "
-    "coalesce(i.images_usage_unknown, 0)::integer AS images_usage_unknown, "
-    "coalesce(i.stale_images, 0)::integer AS stale_images "
-    "FROM rbdsync.pools AS p "
-    "LEFT JOIN (SELECT pool_id, pg_catalog.count(*) AS images, "
+/// What the usage history keeps of the images of cluster $1: grouped by pool for the
+/// pools' rows, over all for the cluster's. Sums are NULL over no image.
+constexpr const char* k_image_figures =
+    "pg_catalog.count(*) AS images, "
     "pg_catalog.sum(size_bytes) AS provisioned_bytes, "
     "pg_catalog.sum(used_bytes) AS images_used_bytes, "
     "pg_catalog.count(*) FILTER (WHERE used_bytes IS NULL) AS images_usage_unknown, "
     "pg_catalog.count(*) FILTER (WHERE stale_error IS NOT NULL) AS stale_images "
-    "FROM rbdsync.images WHERE fsid = $1 GROUP BY pool_id) AS i ON i.pool_id = p.pool_id "
-    "WHERE p.fsid = $1 AND p.pool_id = ANY($3::bigint[])";
+    "FROM rbdsync.images WHERE fsid = $1";
+
+/// The pools' figures now, as the rows of pool_usage_history would hold them.
+std::string pool_figures() {
+  return std::string(
+             "SELECT p.fsid, p.pool_id, p.stored_bytes, p.objects, p.used_bytes, "
+             "p.max_avail_bytes, "
+             "coalesce(i.images, 0)::integer AS images, "
+             "coalesce(i.provisioned_bytes, 0)::bigint AS provisioned_bytes, "
+             "coalesce(i.images_used_bytes, 0)::bigint AS images_used_bytes, "
+             "coalesce(i.images_usage_unknown, 0)::integer AS images_usage_unknown, "
+             "coalesce(i.stale_images, 0)::integer AS stale_images "
+             "FROM rbdsync.pools AS p LEFT JOIN (SELECT pool_id, ") +
+         k_image_figures +
+         " GROUP BY pool_id) AS i ON i.pool_id = p.pool_id "
+         "WHERE p.fsid = $1 AND p.pool_id = ANY($3::bigint[])";
+}
 
 /// Each pool's latest history row. DISTINCT ON rather than a LATERAL LIMIT 1: the
 /// sync's transaction turns nested loops off (pg_store.cpp).
@@ -31,24 +40,26 @@ constexpr const char* k_latest_pool_rows =
     "ORDER BY pool_id, recorded_at DESC, id DESC";
 
 /// The cluster's totals now, in the column order of cluster_usage_history.
-constexpr const char* k_cluster_totals =
-    "SELECT (SELECT pg_catalog.count(*) FROM rbdsync.pools WHERE fsid = $1)::integer AS pools, "
-    "i.images, "
-    "(SELECT pg_catalog.count(*) FROM rbdsync.snapshots WHERE fsid = $1)::integer AS snapshots, "
-    "(SELECT pg_catalog.count(*) FROM rbdsync.trash WHERE fsid = $1)::integer AS trash, "
-    "i.stale_images, "
-    "i.provisioned_bytes, i.images_used_bytes, i.images_usage_unknown, p.stored_bytes, "
-    "p.used_bytes, p.objects "
-    "FROM (SELECT pg_catalog.count(*)::integer AS images, "
-    "pg_catalog.count(*) FILTER (WHERE stale_error IS NOT NULL)::integer AS stale_images, "
-    "coalesce(pg_catalog.sum(size_bytes), 0)::bigint AS provisioned_bytes, "
-    "coalesce(pg_catalog.sum(used_bytes), 0)::bigint AS images_used_bytes, "
-    "pg_catalog.count(*) FILTER (WHERE used_bytes IS NULL)::integer AS images_usage_unknown "
-    "FROM rbdsync.images WHERE fsid = $1) AS i, "
-    "(SELECT coalesce(pg_catalog.sum(stored_bytes), 0)::bigint AS stored_bytes, "
-    "coalesce(pg_catalog.sum(used_bytes), 0)::bigint AS used_bytes, "
-    "coalesce(pg_catalog.sum(objects), 0)::bigint AS objects "
-    "FROM rbdsync.pools WHERE fsid = $1) AS p";
+std::string cluster_totals() {
+  return std::string(
+             "SELECT (SELECT pg_catalog.count(*) FROM rbdsync.pools WHERE fsid = $1)::integer AS "
+             "pools, i.images::integer AS images, "
+             "(SELECT pg_catalog.count(*) FROM rbdsync.snapshots WHERE fsid = $1)::integer AS "
+             "snapshots, "
+             "(SELECT pg_catalog.count(*) FROM rbdsync.trash WHERE fsid = $1)::integer AS trash, "
+             "i.stale_images::integer AS stale_images, "
+             "coalesce(i.provisioned_bytes, 0)::bigint AS provisioned_bytes, "
+             "coalesce(i.images_used_bytes, 0)::bigint AS images_used_bytes, "
+             "i.images_usage_unknown::integer AS images_usage_unknown, p.stored_bytes, "
+             "p.used_bytes, p.objects "
+             "FROM (SELECT ") +
+         k_image_figures +
+         ") AS i, "
+         "(SELECT coalesce(pg_catalog.sum(stored_bytes), 0)::bigint AS stored_bytes, "
+         "coalesce(pg_catalog.sum(used_bytes), 0)::bigint AS used_bytes, "
+         "coalesce(pg_catalog.sum(objects), 0)::bigint AS objects "
+         "FROM rbdsync.pools WHERE fsid = $1) AS p";
+}
 
 constexpr const char* k_totals_columns =
     "pools, images, snapshots, trash, stale_images, provisioned_bytes, images_used_bytes, "
@@ -81,7 +92,7 @@ std::size_t record_usage_history(pqxx::work& work, const std::string& fsid,
                   "SELECT n.fsid, n.pool_id, $2, n.stored_bytes, n.objects, n.used_bytes, "
                   "n.max_avail_bytes, n.images, n.provisioned_bytes, n.images_used_bytes, "
                   "n.images_usage_unknown, n.stale_images FROM (") +
-          k_pool_figures + ") AS n LEFT JOIN (" + k_latest_pool_rows +
+          pool_figures() + ") AS n LEFT JOIN (" + k_latest_pool_rows +
           ") AS h ON h.pool_id = n.pool_id WHERE (h.stored_bytes, h.objects, h.used_bytes, "
           "h.max_avail_bytes, h.images, h.provisioned_bytes, h.images_used_bytes, "
           "h.images_usage_unknown, h.stale_images) IS DISTINCT FROM (n.stored_bytes, "
@@ -90,7 +101,7 @@ std::size_t record_usage_history(pqxx::work& work, const std::string& fsid,
       fsid, run_id, "{" + ids + "}");
   exec(work,
        std::string("INSERT INTO rbdsync.cluster_usage_history (fsid, run_id, ") + k_totals_columns +
-           ") SELECT $1, $2, n.* FROM (" + k_cluster_totals +
+           ") SELECT $1, $2, n.* FROM (" + cluster_totals() +
            ") AS n WHERE NOT EXISTS (SELECT 1 FROM (SELECT " + k_totals_columns +
            " FROM rbdsync.cluster_usage_history WHERE fsid = $1 "
            "ORDER BY recorded_at DESC, id DESC LIMIT 1) AS h WHERE h = n)",

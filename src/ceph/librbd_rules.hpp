@@ -22,6 +22,9 @@ inline constexpr const char* k_config_prefix = "metadata_conf_";
 inline constexpr const char* k_snap_children_prefix = "snap_children_";
 /// RBD_GROUP_REF: the key that says which group the image belongs to.
 inline constexpr const char* k_group_key = "rbd_group_ref";
+/// RBD_GROUP_INVALID_POOL (in a header librbd does not install): the group pool of an
+/// image in no group.
+inline constexpr std::int64_t k_no_group_pool = -1;
 
 /// Why librbd would not compute an image's usage with a cheap fast diff over object maps
 /// whose flags together are `range_flags`: "fast-diff disabled", "object map invalid" or

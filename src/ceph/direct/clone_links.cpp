@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "ceph/in_flight.hpp"
+#include "ceph/librbd_rules.hpp"
 #include "ceph/not_permitted.hpp"
 #include "ceph/wire/pool_objects.hpp"
 #include "common/error.hpp"
@@ -221,8 +222,8 @@ OrFallback<inventory::Parent> CloneLinks::look_up(const HeaderParent& spec) {
 OrFallback<std::optional<inventory::GroupMembership>> CloneLinks::group(
     const GroupSpec& spec, const std::string& pool_namespace) {
   using Lookup = OrFallback<std::optional<inventory::GroupMembership>>;
-  // RBD_GROUP_INVALID_POOL: librbd reports no group.
-  if (spec.pool_id == -1) {
+  // librbd reports no group.
+  if (spec.pool_id == k_no_group_pool) {
     return Lookup::of(std::nullopt);
   }
   const auto key = std::make_tuple(spec.pool_id, pool_namespace, spec.group_id);

@@ -18,6 +18,7 @@
 #include "ceph/ceph_error.hpp"
 #include "ceph/librbd_rules.hpp"
 #include "ceph/not_permitted.hpp"
+#include "ceph/wire/encoding.hpp"
 #include "ceph/wire/header_decoder.hpp"
 #include "ceph/wire/migration_spec.hpp"
 #include "ceph/wire/object_map.hpp"
@@ -45,15 +46,9 @@ struct ImageError {
 };
 
 constexpr std::uint64_t k_unlimited_snapshots = UINT64_MAX;
-// RBD_GROUP_INVALID_POOL lives in a header librbd does not install.
-constexpr std::int64_t k_no_group_pool = -1;
 
 std::optional<Timestamp> to_timestamp(const timespec& time) {
-  // librbd leaves the timestamps of images made before Mimic at zero; `rbd info` hides them.
-  if (time.tv_sec == 0 && time.tv_nsec == 0) {
-    return std::nullopt;
-  }
-  return static_cast<Timestamp>(time.tv_sec) * 1'000'000 + time.tv_nsec / 1000;
+  return utime_microseconds(time.tv_sec, time.tv_nsec);
 }
 
 Timestamp to_timestamp(std::time_t seconds) {

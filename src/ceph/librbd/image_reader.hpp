@@ -34,11 +34,11 @@ struct ListedImage {
 /// failure confined to the image becomes the `gone` or `failed` outcome; an errno that
 /// means the cluster or our access to it is in trouble (is_beyond_one_image) throws Error.
 /// `exact_usage` computes usage even where no valid fast-diff map makes it cheap (what
-/// `rbd du` does then: object by object). What this client may not read (ceph/not_permitted.hpp: the clones of a
-/// snapshot, the name of a group, usage in a data pool) is stored as unknown with its
-/// reason. A fallback (Fallback::librbd_not_permitted) when librbd was not permitted to
-/// open the image at all (EPERM/EACCES): librbd opens a clone's parent with it, and this
-/// client may not read the parent's pool; the caller decodes its header instead
+/// `rbd du` does then: object by object). What this client may not read
+/// (ceph/not_permitted.hpp: the clones of a snapshot, the name of a group, usage in a data
+/// pool) is stored as unknown with its reason. A fallback (Fallback::librbd_not_permitted) when
+/// librbd was not permitted to open the image at all (EPERM/EACCES): librbd opens a clone's parent
+/// with it, and this client may not read the parent's pool; the caller decodes its header instead
 /// (read_images_direct()).
 OrFallback<sync::ImageRead> read_image(const ListedImage& listed, bool exact_usage);
 

@@ -31,13 +31,17 @@ std::uint32_t Decoder::count(std::size_t min_element_bytes) {
   return elements;
 }
 
-std::optional<std::int64_t> Decoder::time() {
-  const auto seconds = number<std::uint32_t>();
-  const auto nanoseconds = number<std::uint32_t>();
+std::optional<std::int64_t> utime_microseconds(std::int64_t seconds, std::int64_t nanoseconds) {
   if (seconds == 0 && nanoseconds == 0) {
     return std::nullopt;
   }
-  return static_cast<std::int64_t>(seconds) * 1'000'000 + nanoseconds / 1000;
+  return seconds * 1'000'000 + nanoseconds / 1000;
+}
+
+std::optional<std::int64_t> Decoder::time() {
+  const auto seconds = number<std::uint32_t>();
+  const auto nanoseconds = number<std::uint32_t>();
+  return utime_microseconds(seconds, nanoseconds);
 }
 
 Decoder Decoder::envelope(std::uint8_t max_compat, std::uint8_t* version) {

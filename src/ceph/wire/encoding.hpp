@@ -17,6 +17,11 @@ namespace rbdsync::ceph {
 /// The smallest ENCODE_START envelope: version, compat, length.
 inline constexpr std::size_t k_envelope_bytes = 6;
 
+/// A utime_t (seconds and nanoseconds: a header's timestamps, a snapshot's, a trash
+/// entry's) in microseconds since the epoch. Zero, never set, is no time: librbd leaves
+/// the timestamps of images made before Mimic so, and `rbd info` hides them.
+std::optional<std::int64_t> utime_microseconds(std::int64_t seconds, std::int64_t nanoseconds);
+
 class Decoder {
  public:
   /// Reads `bytes`, which must outlive the decoder and every envelope taken from it.
@@ -60,8 +65,7 @@ class Decoder {
   /// that a damaged count never makes the caller reserve or loop for billions.
   std::uint32_t count(std::size_t min_element_bytes);
 
-  /// utime_t: seconds and nanoseconds, in microseconds since the epoch. Zero (never
-  /// set) is no time, as librbd leaves it and `rbd info` hides it.
+  /// utime_t: seconds and nanoseconds, as utime_microseconds().
   std::optional<std::int64_t> time();
 
   /// ENCODE_START's envelope: version, compat version, length. Returns a decoder of the

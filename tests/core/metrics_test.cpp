@@ -11,18 +11,15 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "support/files.hpp"
 #include "support/other_user.hpp"
 #include "support/scoped_temp_dir.hpp"
+#include "support/source_file.hpp"
 
 namespace rbdsync::core {
 namespace {
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_file;
 
 /// A run that ended at `ended_at` with `status` and its exit code.
 RunRecord ended_run(RunStatus status, ExitCode code, std::int64_t ended_at) {
@@ -47,6 +44,27 @@ TEST(Metrics, SuccessfulRunReportsItsCountsAndTimes) {
   EXPECT_NE(text.find("rbd_sync_last_run_changes{cluster=\"ceph\",kind=\"added\"} 3\n"),
             std::string::npos);
   EXPECT_NE(text.find("# TYPE rbd_sync_images gauge\n"), std::string::npos);
+}
+
+// Ops read the list in docs/operations.md to write their alerts: every metric written
+// is there.
+TEST(Metrics, EveryMetricWrittenIsDocumented) {
+  sync::SyncReport report;
+  report.images = 1;
+  const std::string text = format_metrics(ended_run(RunStatus::succeeded, ExitCode::ok, 1000),
+                                          "ceph", &report, LastSuccess{1000, 1});
+  const std::string doc = testing::read_source_file("docs/operations.md");
+  std::istringstream lines(text);
+  std::set<std::string> names;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# TYPE ", 0) == 0) {
+      names.insert(line.substr(7, line.find(' ', 7) - 7));
+    }
+  }
+  EXPECT_GE(names.size(), 8U) << text;
+  for (const std::string& name : names) {
+    EXPECT_NE(doc.find("`" + name), std::string::npos) << name << " is not in docs/operations.md";
+  }
 }
 
 TEST(Metrics, TextOfAPartialRunIsUnchanged) {
@@ -101,7 +119,7 @@ std::string after_a_success_and_a_failure(const std::string& succeeded, const st
   write_metrics_file(path, succeeded, ended_run(RunStatus::succeeded, ExitCode::ok, 1000), &report);
   write_metrics_file(path, failed, ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
                      nullptr);
-  return read(path);
+  return read_file(path);
 }
 
 TEST(Metrics, FailedRunKeepsTheLastSuccessOfThePreviousFile) {
@@ -119,7 +137,7 @@ TEST(Metrics, AFileOfAVersionWithoutLabelsStillGivesTheLastSuccess) {
   std::ofstream(path) << "rbd_sync_last_success_timestamp_seconds 1000\nrbd_sync_images 42\n";
   write_metrics_file(path, "ceph", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
                      nullptr);
-  const std::string text = read(path);
+  const std::string text = read_file(path);
   EXPECT_NE(text.find("rbd_sync_last_success_timestamp_seconds{cluster=\"ceph\"} 1000\n"),
             std::string::npos)
       << text;
@@ -136,7 +154,7 @@ TEST(Metrics, APreviousFileWithValuesOutOfRangeGivesNoLastSuccess) {
                         << "rbd_sync_images{cluster=\"ceph\"} " << images << "\n";
     write_metrics_file(path, "ceph", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
                        nullptr);
-    const std::string text = read(path);
+    const std::string text = read_file(path);
     EXPECT_EQ(metric_value(text, "rbd_sync_last_success_timestamp_seconds"), std::nullopt)
         << images << "\n"
         << text;
@@ -185,18 +203,18 @@ void plant_symlinks(const std::string& path, const std::string& victim) {
 TEST(Metrics, NothingIsWrittenOrReadThroughSymlinksPlantedInTheDirectory) {
   testing::ScopedTempDir dir;
   const std::string victim = victim_file(dir);
-  const std::string before = read(victim);
+  const std::string before = read_file(victim);
   const std::string path = dir.file("rbd_sync.prom");
   plant_symlinks(path, victim);
 
   // A failed run reads the previous file for the last success: not through the link.
   write_metrics_file(path, "ceph", ended_run(RunStatus::failed, ExitCode::unavailable, 2000),
                      nullptr);
-  EXPECT_EQ(read(victim), before) << "the planted file was written";
+  EXPECT_EQ(read_file(victim), before) << "the planted file was written";
   struct stat st {};
   ASSERT_EQ(::lstat(path.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode)) << "the link at the name is replaced by the metrics file";
-  const std::string text = read(path);
+  const std::string text = read_file(path);
   EXPECT_EQ(metric_value(text, "rbd_sync_last_success_timestamp_seconds"), std::nullopt)
       << "read through the planted link:\n"
       << text;
@@ -224,7 +242,7 @@ TEST(Metrics, AMemberWritingTheFileIsNotLedIntoAnotherMembersFile) {
   const std::string victim = victim_file(dir);
   ASSERT_EQ(::chown(victim.c_str(), k_other_uid, k_shared_gid), 0);
   ASSERT_EQ(::chmod(victim.c_str(), 0664), 0);  // the group may write it: so may the writer
-  const std::string before = read(victim);
+  const std::string before = read_file(victim);
   const std::string path = dir.file("rbd_sync.prom");
   plant_symlinks(path, victim);
   // The one the writer's pid makes guessable, planted for the child's pid below too.
@@ -236,7 +254,7 @@ TEST(Metrics, AMemberWritingTheFileIsNotLedIntoAnotherMembersFile) {
     return 0;
   });
   EXPECT_EQ(status, 0) << "the member's write failed";
-  EXPECT_EQ(read(victim), before) << "the other member's file was written";
+  EXPECT_EQ(read_file(victim), before) << "the other member's file was written";
   struct stat st {};
   ASSERT_EQ(::lstat(path.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));

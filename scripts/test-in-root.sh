@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The part of the suite that shows rbd-sync builds and works on another Debian release:
-# run inside a root of scripts/debian-root.sh (scripts/test.sh --all does, for trixie).
+# run inside a root of scripts/debian-root.sh (scripts/test.sh --all does, for trixie and
+# sid).
 #
 #   scripts/debian-root.sh run ROOT scripts/test-in-root.sh [--matrix] [--django] [--no-package] BUILD_DIR
 #

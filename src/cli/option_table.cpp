@@ -108,8 +108,8 @@ std::vector<OptionRow> guard_options() {
       OptionRow(
           flag::k_detach, k_run,
           "answer once this run holds both guards ('started', exit 0) or found one busy (exit "
-          "75); the sync goes on in the background, logging to --log-file or to detached.log "
-          "beside the lock file"),
+          "75); the sync goes on in the background, logging to --log-file or beside the lock "
+          "file to detached.log (detached@NAME.log for --cluster NAME); not with --wait"),
   };
 }
 

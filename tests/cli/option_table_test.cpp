@@ -159,9 +159,6 @@ std::vector<std::string> cells(const std::string& row) {
 }
 
 CommandSet readme_commands(const std::string& cell) {
-  if (cell == " all ") {
-    return k_admin_commands;
-  }
   CommandSet commands = 0;
   std::istringstream names(cell);
   for (std::string name; std::getline(names >> std::ws, name, ',');) {

@@ -4,10 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 clang_format=${1:-clang-format}
+# Listed first: set -e does not see a failure inside a process substitution, and a git
+# that refuses the tree (another user's clone, no git) would check nothing and pass.
+files=$(git ls-files -co --exclude-standard '*.cpp' '*.hpp' '*.cc' '*.h')
+if [[ -z $files ]]; then
+    echo "check-format: git lists no C++ file here; run it in a git checkout" >&2
+    exit 1
+fi
 bad=()
 while IFS= read -r file; do
     "$clang_format" --dry-run --Werror "$file" >/dev/null 2>&1 || bad+=("$file")
-done < <(git ls-files -co --exclude-standard '*.cpp' '*.hpp' '*.cc' '*.h')
+done <<<"$files"
 if ((${#bad[@]} > 0)); then
     printf 'clang-format would change: %s\n' "${bad[@]}" >&2
     echo "fix: clang-format -i <file> (the style is .clang-format at the top level)" >&2

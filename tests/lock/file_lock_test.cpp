@@ -120,16 +120,20 @@ TEST(FileLock, BoundedWaitSucceedsWhenTheHolderLetsGoInTime) {
   FileLock holder(dir.file("sync.lock"));
   FileLock waiter(dir.file("sync.lock"));
   std::promise<bool> locked;
+  std::promise<void> seen_busy;
   std::thread holding([&] {
     const bool got = holder.try_lock();
     locked.set_value(got);
     if (got) {
-      std::this_thread::sleep_for(milliseconds(150));
+      // Lets go only once the waiter saw it busy, however slow this host is; the bounded
+      // wait then gets it whether it starts before or after the release.
+      seen_busy.get_future().wait();
       holder.unlock();
     }
   });
   ASSERT_TRUE(locked.get_future().get());
   EXPECT_FALSE(waiter.try_lock());
+  seen_busy.set_value();
   EXPECT_TRUE(waiter.try_lock_until(FileLock::Clock::now() + std::chrono::seconds(5)));
   waiter.unlock();
   holding.join();

@@ -20,6 +20,7 @@
 #include "common/fd.hpp"
 #include "integration/harness.hpp"
 #include "lock/file_lock.hpp"
+#include "support/poll.hpp"
 
 namespace rbdsync::testing {
 namespace {
@@ -97,17 +98,6 @@ bool signal_pending(pid_t pid, int signal_number) {
     }
   }
   return false;
-}
-
-/// Polls `condition` (every millisecond) until it holds; throws naming `what` after 30 s.
-void wait_for(const std::string& what, const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      throw std::runtime_error("waited 30 s for " + what);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
 }
 
 void report(const std::string& fault, const RunResult& result) {
@@ -429,13 +419,11 @@ TEST_F(FaultTest, SecretsAppearNowhereInOutputLogsOrTheCommandLine) {
                       env);
     // Until the child has exec'ed, /proc shows the test's own command line.
     const std::string cmdline = "/proc/" + std::to_string(run.pid()) + "/cmdline";
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (read_file(cmdline).find("--wait") == std::string::npos &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    wait_for(
+        "the run's command line",
+        [&] { return read_file(cmdline).find("--wait") != std::string::npos; },
+        std::chrono::seconds(30), std::chrono::milliseconds(5));
     cmdlines += read_file(cmdline);
-    EXPECT_NE(cmdlines.find("--wait"), std::string::npos) << "never saw the run's command line";
     holder->unlock();
     holder.reset();
     return run.wait();

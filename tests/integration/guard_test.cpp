@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/harness.hpp"
+#include "support/poll.hpp"
 
 namespace rbdsync::testing {
 namespace {
@@ -56,16 +57,14 @@ TEST_F(GuardTest, FiftyRunsAtOnceGiveExactlyOneSyncAndFortyNineNamingItsPid) {
   for (int i = 0; i < k_runs; ++i) {
     runs.push_back(std::async(std::launch::async, [this] { return sync({"--pool", pool}); }));
   }
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  for (;;) {
-    const auto answered = std::count_if(runs.begin(), runs.end(), [](const auto& run) {
-      return run.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-    });
-    if (answered >= k_runs - 1 || std::chrono::steady_clock::now() > give_up) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  testing::wait_for(
+      "all runs but the winner to answer",
+      [&] {
+        return std::count_if(runs.begin(), runs.end(), [](const auto& run) {
+                 return run.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+               }) >= k_runs - 1;
+      },
+      std::chrono::seconds(90), std::chrono::milliseconds(50));
   blocker.release();  // rolls back: the winner's write goes on
   std::vector<RunResult> results;
   for (auto& run : runs) {

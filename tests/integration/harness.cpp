@@ -26,6 +26,7 @@
 #include "db/pqxx_compat.hpp"
 #include "lock/holder_record.hpp"
 #include "support/pipe.hpp"
+#include "support/poll.hpp"
 
 namespace rbdsync::testing {
 
@@ -350,39 +351,40 @@ RunResult BackgroundRun::wait() {
 }
 
 void stop_when_reading_starts(pid_t pid, const std::string& lock_path) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const Fd fd(::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() >= 0) {
-      const auto record = lock::read_record(fd.get());
-      if (record && record->holder && record->holder->pid == pid &&
-          record->holder->phase == "reading") {
+  // Polled often: the sync is to be stopped near the start of its reading.
+  wait_for(
+      "the sync to start reading images",
+      [&] {
+        const Fd fd(::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC));
+        const auto record = fd.get() >= 0 ? lock::read_record(fd.get()) : std::nullopt;
+        if (!record || !record->holder || record->holder->pid != pid ||
+            record->holder->phase != "reading") {
+          return false;
+        }
         ::kill(pid, SIGSTOP);
         std::cout << "[harness] stopped the sync after " << record->holder->done << " of "
                   << record->holder->total << " images read" << std::endl;
-        return;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-  }
-  throw std::runtime_error("the sync never started reading images");
+        return true;
+      },
+      std::chrono::seconds(60), std::chrono::microseconds(500));
 }
 
 void wait_until_open(pid_t pid, const std::string& path) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   const std::string wanted = std::filesystem::weakly_canonical(path).string();
   const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(fds, error)) {
-      std::error_code link_error;
-      if (std::filesystem::read_symlink(entry.path(), link_error).string() == wanted) {
-        return;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  throw std::runtime_error("process " + std::to_string(pid) + " never opened " + path);
+  wait_for(
+      "process " + std::to_string(pid) + " to open " + path,
+      [&] {
+        std::error_code error;
+        for (const auto& entry : std::filesystem::directory_iterator(fds, error)) {
+          std::error_code link_error;
+          if (std::filesystem::read_symlink(entry.path(), link_error).string() == wanted) {
+            return true;
+          }
+        }
+        return false;
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(5));
 }
 
 // ---------------------------------------------------------------------------- Ceph
@@ -927,16 +929,14 @@ nlohmann::json IntegrationTest::lock_status(const std::string& lock) const {
 
 void IntegrationTest::wait_for_phase(const std::string& lock, const std::string& phase,
                                      int min_done) const {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const auto holder = lock_status(lock)["holder"];
-    if (holder.is_object() && holder.value("phase", "") == phase &&
-        holder.value("done", 0) >= min_done) {
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  throw std::runtime_error("the sync never reached phase '" + phase + "'");
+  wait_for(
+      "the sync to reach phase '" + phase + "'",
+      [&] {
+        const auto holder = lock_status(lock)["holder"];
+        return holder.is_object() && holder.value("phase", "") == phase &&
+               holder.value("done", 0) >= min_done;
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(20));
 }
 
 }  // namespace rbdsync::testing

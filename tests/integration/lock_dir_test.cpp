@@ -17,6 +17,7 @@
 #include "common/fd.hpp"
 #include "integration/harness.hpp"
 #include "lock/file_lock.hpp"
+#include "support/poll.hpp"
 
 namespace rbdsync::testing {
 namespace {
@@ -253,17 +254,13 @@ TEST_F(LockDirTest, DetachedRunsOfRootThenAMemberBothLogBesideTheLockFile) {
     const RunResult answer = user == "root" ? run_rbd_sync(args) : as(user, args);
     EXPECT_EQ(answer.exit_code, 0) << answer.out << answer.err;
     const std::string run_id = nlohmann::json::parse(answer.out).at("run_id");
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline &&
-           db.rows("SELECT status FROM rbdsync.runs WHERE run_id = '" + run_id + "'") ==
-               std::vector<std::string>{"running"}) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    testing::wait_for("detached run " + run_id + " to end", [&] {
+      return db.rows("SELECT status FROM rbdsync.runs WHERE run_id = '" + run_id + "'") !=
+             std::vector<std::string>{"running"};
+    });
     // The row ends before the process does; the lock file says when it let go.
-    while (std::chrono::steady_clock::now() < deadline &&
-           lock_status(lock_file)["running"].get<bool>()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    testing::wait_for("detached run " + run_id + " to let go of the lock file",
+                      [&] { return !lock_status(lock_file)["running"].get<bool>(); });
     return run_id;
   };
   const mode_t old_umask = ::umask(022);

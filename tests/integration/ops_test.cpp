@@ -13,6 +13,7 @@
 #include "db/pqxx_compat.hpp"
 #include "integration/harness.hpp"
 #include "lock/file_lock.hpp"
+#include "support/poll.hpp"
 
 namespace rbdsync::testing {
 
@@ -203,17 +204,19 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-/// Waits until run `run_id` has ended and returns its final status ("" after 120 s).
+/// Waits until run `run_id` has ended and returns its final status.
 std::string wait_for_end(const TestDatabase& db, const std::string& run_id) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const auto rows = db.rows("SELECT status FROM rbdsync.runs WHERE run_id = '" + run_id + "'");
-    if (!rows.empty() && rows[0] != "running") {
-      return rows[0];
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return "";
+  std::string status;
+  testing::wait_for(
+      "run " + run_id + " to end",
+      [&] {
+        const auto rows =
+            db.rows("SELECT status FROM rbdsync.runs WHERE run_id = '" + run_id + "'");
+        status = rows.empty() ? "" : rows[0];
+        return !status.empty() && status != "running";
+      },
+      std::chrono::seconds(120), std::chrono::milliseconds(100));
+  return status;
 }
 
 TEST_F(OpsTest, WebBackendExamplePressedTwiceStartsOneRunAndReportsTheOtherBusy) {

@@ -18,6 +18,7 @@
 #include "db/pg_store.hpp"
 #include "db/run_history.hpp"
 #include "integration/harness.hpp"
+#include "support/poll.hpp"
 #include "sync/report.hpp"
 
 namespace rbdsync::testing {
@@ -65,14 +66,8 @@ TEST_F(RunHistoryTest, TheClaimIsExclusivePerClusterAndEndsWithItsSession) {
   // close and ended the backend, which it does after the client has gone on. So this
   // waits for that event (the claim coming free), for at most 30 s.
   first.reset();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  bool claimed = second.try_claim_cluster(fsid);
-  while (!claimed && std::chrono::steady_clock::now() < deadline) {
-    // A poll interval, so that the polling does not crowd out the backend's exit.
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    claimed = second.try_claim_cluster(fsid);
-  }
-  EXPECT_TRUE(claimed) << "the claim outlived its session by 30 s";
+  testing::wait_for("the claim to outlive its session no longer",
+                    [&] { return second.try_claim_cluster(fsid); });
 }
 
 TEST_F(RunHistoryTest, ARunIsRecordedFromItsStartThroughProgressToItsEnd) {

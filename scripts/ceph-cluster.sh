@@ -162,7 +162,8 @@ kill_daemons() {
 }
 
 # Print the pid written to DIR/run/NAME.pid by a daemon that just daemonized
-# (waits briefly: the file appears right after the fork) and record it.
+# (waits briefly: the file appears right after the fork) and record it, in place of
+# what an earlier start of NAME recorded (start-mon after kill-mon).
 record_daemon() {
     local name=$1 pidfile=$DIR/run/$1.pid i
     for ((i = 0; i < 100; i++)); do
@@ -170,7 +171,10 @@ record_daemon() {
         sleep 0.05
     done
     [[ -s $pidfile ]] || { log "$name did not write $pidfile"; return 1; }
-    printf '%s %s\n' "$name" "$(<"$pidfile")" >> "$DIR/daemons.pids"
+    touch "$DIR/daemons.pids"
+    awk -v n="$name" '$1 != n' "$DIR/daemons.pids" > "$DIR/daemons.pids.new"
+    printf '%s %s\n' "$name" "$(<"$pidfile")" >> "$DIR/daemons.pids.new"
+    mv "$DIR/daemons.pids.new" "$DIR/daemons.pids"
 }
 
 # wait_until DESC DAEMON CMD...: retry CMD until it succeeds; fail fast if the
@@ -512,6 +516,8 @@ cmd_kill_mon() {
     kill -KILL "$pid"
     # Re-parented to init, which reaps slowly here: wait until it is really gone.
     while is_our_daemon "$pid"; do sleep 0.05; done
+    # A killed mon leaves its pid file: start-mon must wait for the new one's, not read it.
+    rm -f "$DIR/run/mon.$MON_ID.pid"
     log "mon.$MON_ID (pid $pid) killed"
 }
 

@@ -75,6 +75,9 @@ def rook_mon_endpoints(conf_path):
 class CronJobInPodman(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        # podman reads these itself; without them it would use the host's store.
+        for name in ("CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF"):
+            required(name)
         cls.image = required("RBDSYNC_TEST_IMAGE")
         cls.work = tempfile.mkdtemp(prefix="rbd-sync-container-test.")
         objects = {}

@@ -11,7 +11,7 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 
 def run_on_tree(script, files, arguments):
     """Writes `files` ({relative path: text}) below a temporary root and runs
-    scripts/`script` with `arguments(root)`; returns (exit code, stdout)."""
+    scripts/`script` with `arguments(root)`; returns (exit code, stdout and stderr)."""
     with tempfile.TemporaryDirectory() as root:
         for path, text in files.items():
             full = os.path.join(root, path)
@@ -20,7 +20,9 @@ def run_on_tree(script, files, arguments):
                 f.write(text)
         done = subprocess.run([sys.executable, os.path.join(SCRIPTS, script), *arguments(root)],
                               capture_output=True, text=True)
-        return done.returncode, done.stdout
+        # A checker says what it found on stdout and why it cannot check on stderr
+        # (sys.exit with a message): both are what a test may look for.
+        return done.returncode, done.stdout + done.stderr
 
 
 class CheckerTest(unittest.TestCase):

@@ -177,7 +177,8 @@ grep -qx 'MemoryMax=512M' "$unit" || fail "the unit does not bound the run's mem
 grep -qx 'TasksMax=256' "$unit" || fail "the unit does not bound the run's tasks"
 # The template, as the instance an admin enables for a second cluster: the same
 # sandbox (one source, cron/rbd-sync.service.in), its own cluster and settings file.
-instances=$(mktemp -d)
+instances=$scratch/instances   # under $scratch: the EXIT trap removes it on any failure
+mkdir "$instances"
 cp /lib/systemd/system/rbd-sync@.service "$instances/rbd-sync@backup.service"
 cp /lib/systemd/system/rbd-sync@.timer "$instances/rbd-sync@backup.timer"
 systemd-analyze verify --man=no "$instances/rbd-sync@backup.service" "$instances/rbd-sync@backup.timer"
@@ -213,7 +214,6 @@ for line in 'ListenStream=/run/rbd-sync/trigger.sock' 'Accept=yes' 'SocketGroup=
     'SocketMode=0660'; do
     grep -qx "$line" "$socket" || fail "the trigger socket lacks $line"
 done
-rm -r "$instances"
 ok "units verified; exposure $exposure (at most 3.0), the template's the same, the trigger's $trigger_exposure"
 
 # --- what an admin configures: a client keyring, a libpq service, the defaults -------

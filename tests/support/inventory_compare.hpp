@@ -13,7 +13,10 @@
 namespace rbdsync::inventory {
 
 // Each record's fields, in the order it declares them: two records are equal when all
-// their fields are (operator== below, for every record with a tied()).
+// their fields are (operator== below, for every record with a tied()). But an Image's
+// usage_mark and usage_carried: how this read came by its usage (the direct reader's
+// header version, and whether it reused the stored usage), not what the image is, so
+// the two readers' records of one image compare equal.
 
 inline auto tied(const ImageKey& key) {
   return std::tie(key.pool_id, key.pool_namespace, key.image_id);

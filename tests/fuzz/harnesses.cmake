@@ -1,7 +1,8 @@
 # Every libFuzzer harness, once: NAME SECONDS LIBRARY. NAME is tests/fuzz/NAME.cpp;
 # SECONDS, how long build-fuzz/ fuzzes it (most where the input has the most structure;
-# their sum is what the fuzz label costs, docs/testing.md); LIBRARY, what it decodes with: ceph (the decoders of Ceph's
-# bytes) or lock (the holder record). tests/fuzz/CMakeLists.txt fuzzes each;
+# their sum is what the fuzz label costs, docs/testing.md); LIBRARY, what it decodes
+# with: ceph (the decoders of Ceph's bytes) or lock (the holder record).
+# tests/fuzz/CMakeLists.txt fuzzes each;
 # tests/CMakeLists.txt replays each one's findings and seeds in every other build.
 set(RBDSYNC_FUZZ_HARNESSES
     "fuzz_header 20 ceph"

@@ -52,8 +52,10 @@ TEST_F(GuardTest, FiftyRunsAtOnceGiveExactlyOneSyncAndFortyNineNamingItsPid) {
   // processes take seconds to start on two cores, and the direct reader finishes a
   // sync of this pool sooner, so a late starter would otherwise find the guard free
   // again and make a second, legitimate, sync.
-  BlockingSession blocker(db);
+  // Declared first, destroyed last: if the wait below throws, the blocker lets the
+  // winner go before the futures' destructors wait for it.
   std::vector<std::future<RunResult>> runs;
+  BlockingSession blocker(db);
   for (int i = 0; i < k_runs; ++i) {
     runs.push_back(std::async(std::launch::async, [this] { return sync({"--pool", pool}); }));
   }

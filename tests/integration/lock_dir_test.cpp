@@ -254,13 +254,19 @@ TEST_F(LockDirTest, DetachedRunsOfRootThenAMemberBothLogBesideTheLockFile) {
     const RunResult answer = user == "root" ? run_rbd_sync(args) : as(user, args);
     EXPECT_EQ(answer.exit_code, 0) << answer.out << answer.err;
     const std::string run_id = nlohmann::json::parse(answer.out).at("run_id");
-    testing::wait_for("detached run " + run_id + " to end", [&] {
-      return db.rows("SELECT status FROM rbdsync.runs WHERE run_id = '" + run_id + "'") !=
-             std::vector<std::string>{"running"};
-    });
+    // Each poll is a new connection or an `rbd-sync status`: not too often.
+    testing::wait_for(
+        "detached run " + run_id + " to end",
+        [&] {
+          return db.rows("SELECT status FROM rbdsync.runs WHERE run_id = '" + run_id + "'") !=
+                 std::vector<std::string>{"running"};
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(100));
     // The row ends before the process does; the lock file says when it let go.
-    testing::wait_for("detached run " + run_id + " to let go of the lock file",
-                      [&] { return !lock_status(lock_file)["running"].get<bool>(); });
+    testing::wait_for(
+        "detached run " + run_id + " to let go of the lock file",
+        [&] { return !lock_status(lock_file)["running"].get<bool>(); }, std::chrono::seconds(60),
+        std::chrono::milliseconds(50));
     return run_id;
   };
   const mode_t old_umask = ::umask(022);

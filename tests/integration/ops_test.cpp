@@ -60,28 +60,30 @@ TEST_F(OpsTest, RunRowGoesRunningThenProgressesThenSucceeds) {
   std::string final_status;
   long final_done = -1;
   long final_total = -1;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline) {
-    pqxx::nontransaction work(*connection);
-    const auto rows = work.exec(
-        "SELECT status, coalesce(done, 0), coalesce(total, 0) "
-        "FROM rbdsync.runs");
-    if (!rows.empty()) {
-      const std::string status = rows[0][0].as<std::string>();
-      if (status == "running") {
-        const long done = rows[0][1].as<long>();
-        if (done_while_running.empty() || done != done_while_running.back()) {
-          done_while_running.push_back(done);
+  testing::wait_for(
+      "the run's row to end, sampling its progress",
+      [&] {
+        pqxx::nontransaction work(*connection);
+        const auto rows = work.exec(
+            "SELECT status, coalesce(done, 0), coalesce(total, 0) "
+            "FROM rbdsync.runs");
+        if (rows.empty()) {
+          return false;
         }
-      } else {
+        const std::string status = rows[0][0].as<std::string>();
+        if (status == "running") {
+          const long done = rows[0][1].as<long>();
+          if (done_while_running.empty() || done != done_while_running.back()) {
+            done_while_running.push_back(done);
+          }
+          return false;
+        }
         final_status = status;
         final_done = rows[0][1].as<long>();
         final_total = rows[0][2].as<long>();
-        break;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+        return true;
+      },
+      std::chrono::seconds(120), std::chrono::milliseconds(50));
   const RunResult result = run.wait();
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(final_status, "succeeded");

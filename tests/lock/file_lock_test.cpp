@@ -125,9 +125,11 @@ TEST(FileLock, BoundedWaitSucceedsWhenTheHolderLetsGoInTime) {
     const bool got = holder.try_lock();
     locked.set_value(got);
     if (got) {
-      // Lets go only once the waiter saw it busy, however slow this host is; the bounded
-      // wait then gets it whether it starts before or after the release.
+      // Lets go only once the waiter saw it busy, however slow this host is. Then holds
+      // on a little, so that the bounded wait most likely has to wait; it gets the lock
+      // whether it starts before or after the release, so no assertion rests on this.
       seen_busy.get_future().wait();
+      std::this_thread::sleep_for(milliseconds(100));
       holder.unlock();
     }
   });

@@ -21,6 +21,10 @@ namespace rbdsync::cli {
 namespace {
 
 constexpr const char* k_usage_hint = "see 'rbd-sync --help'";
+constexpr std::size_t k_max_cluster_name = 64;
+/// A named cluster's lock file is PREFIX NAME SUFFIX (sync@NAME.lock).
+constexpr std::string_view k_cluster_lock_prefix = "sync@";
+constexpr std::string_view k_lock_suffix = ".lock";
 /// "use 'rbd-sync run', 'rbd-sync migrate' or 'rbd-sync status'" (`before` "rbd-sync "):
 /// the commands an admin runs; serve is the trigger unit's.
 std::string command_hint(const std::string& before) {
@@ -343,10 +347,6 @@ void read_output_options(const cxxopts::ParseResult& result, Config& config) {
 
 }  // namespace
 
-namespace {
-constexpr std::size_t k_max_cluster_name = 64;
-}  // namespace
-
 bool is_cluster_name(const std::string& name) {
   return !name.empty() && name.size() <= k_max_cluster_name && name.front() != '-' &&
          std::all_of(name.begin(), name.end(), [](char c) {
@@ -370,12 +370,6 @@ bool is_requester_name(const std::string& name) {
 std::string requester_name_rule() {
   return "1 to " + std::to_string(k_max_requested_by) + " bytes of printable UTF-8";
 }
-
-namespace {
-/// A named cluster's lock file is PREFIX NAME SUFFIX (sync@NAME.lock).
-constexpr std::string_view k_cluster_lock_prefix = "sync@";
-constexpr std::string_view k_lock_suffix = ".lock";
-}  // namespace
 
 std::string default_lock_file(const std::string& cluster) {
   if (cluster == k_default_cluster) {

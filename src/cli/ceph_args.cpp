@@ -1,7 +1,7 @@
 #include "cli/ceph_args.hpp"
 
+#include <algorithm>
 #include <array>
-#include <sstream>
 #include <vector>
 
 namespace rbdsync::cli {
@@ -26,14 +26,66 @@ constexpr std::array<EarlyOption, 5> k_early = {{
     {Early::name, "--name", "-n"},
 }};
 
+/// The options that md_config_t::parse_argv() (librados' conf_parse_env()) reads before
+/// the config options, through the ceph_argparse_witharg() that exits the process when
+/// the value is missing; a config option without its value is only reported.
+constexpr std::array<std::array<const char*, 2>, 7> k_library_value_options = {{
+    {"--show_config_value", ""},
+    {"--monmap", "-M"},
+    {"--mon_host", "-m"},
+    {"--bind", ""},
+    {"--keyfile", "-K"},
+    {"--keyring", "-k"},
+    {"--client_mountpoint", "-r"},
+}};
+
+/// The flag on which parse_argv() prints the ceph.conf it read and exits 0.
+constexpr const char* k_show_conf = "--show_conf";
+
+/// CEPH_ARGS split as Ceph's env_to_vec() splits it: at spaces only, empty words dropped.
 std::vector<std::string> words_of(std::string_view text) {
-  std::istringstream stream{std::string(text)};
   std::vector<std::string> words;
-  std::string word;
-  while (stream >> word) {
-    words.push_back(word);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find(' ', start), text.size());
+    if (end > start) {
+      words.emplace_back(text.substr(start, end - start));
+    }
+    start = end + 1;
   }
   return words;
+}
+
+/// `word` as Ceph compares option names: past its first two characters, a dash is an
+/// underscore up to the first '=' (so --mon-host is --mon_host).
+std::string ceph_spelling(std::string word) {
+  for (std::size_t i = 2; i < word.size() && word[i] != '='; ++i) {
+    if (word[i] == '-') {
+      word[i] = '_';
+    }
+  }
+  return word;
+}
+
+/// What one of Ceph's passes over CEPH_ARGS reads for an option named `long_name` or
+/// `short_name`: at `words[i]`, either NAME=VALUE or NAME followed by its value.
+enum class Match { none, inline_value, next_value, missing_value };
+
+Match match(const std::vector<std::string>& words, std::size_t i, const char* long_name,
+            const char* short_name) {
+  const std::string word = ceph_spelling(words[i]);
+  for (const std::string& name : {ceph_spelling(long_name), std::string(short_name)}) {
+    if (name.empty()) {
+      continue;
+    }
+    if (word.rfind(name + "=", 0) == 0) {
+      return Match::inline_value;
+    }
+    if (word == name) {
+      return i + 1 < words.size() ? Match::next_value : Match::missing_value;
+    }
+  }
+  return Match::none;
 }
 
 void take(EarlyCephArgs& args, Early which, const std::string& value) {
@@ -52,6 +104,53 @@ void take(EarlyCephArgs& args, Early which, const std::string& value) {
   }
 }
 
+std::string missing_value_problem(const std::string& word) {
+  return "CEPH_ARGS ends in " + word + ", an option that takes a value";
+}
+
+/// rbd's first pass over `words` (ceph_argparse_early_args()) into `args`; returns the
+/// problem of an early option left without its value at the end.
+std::optional<std::string> read_early(const std::vector<std::string>& words, EarlyCephArgs& args) {
+  for (std::size_t i = 0; i < words.size() && words[i] != "--"; ++i) {
+    for (const EarlyOption& option : k_early) {
+      const Match found = match(words, i, option.long_name, option.short_name);
+      if (found == Match::missing_value) {
+        return missing_value_problem(words[i]);
+      }
+      if (found == Match::inline_value) {
+        take(args, option.which, words[i].substr(words[i].find('=') + 1));
+        break;
+      }
+      if (found == Match::next_value) {
+        take(args, option.which, words[++i]);
+        break;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// What ends the process in librados' pass over `words`.
+std::optional<std::string> library_problem(const std::vector<std::string>& words) {
+  for (std::size_t i = 0; i < words.size() && words[i] != "--"; ++i) {
+    if (ceph_spelling(words[i]) == k_show_conf) {
+      return "CEPH_ARGS holds " + words[i] +
+             ", on which the Ceph library prints its configuration and exits";
+    }
+    for (const auto& [long_name, short_name] : k_library_value_options) {
+      const Match found = match(words, i, long_name, short_name);
+      if (found == Match::missing_value) {
+        return missing_value_problem(words[i]);
+      }
+      if (found == Match::next_value) {
+        ++i;
+        break;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> EarlyCephArgs::client_name() const {
@@ -63,22 +162,17 @@ std::optional<std::string> EarlyCephArgs::client_name() const {
 
 EarlyCephArgs early_ceph_args(std::string_view ceph_args) {
   EarlyCephArgs args;
-  const std::vector<std::string> words = words_of(ceph_args);
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string& word = words[i];
-    if (word == "--") {
-      break;
-    }
-    for (const EarlyOption& option : k_early) {
-      const std::string long_name = option.long_name;
-      if (word.rfind(long_name + "=", 0) == 0) {
-        take(args, option.which, word.substr(long_name.size() + 1));
-      } else if ((word == long_name || word == option.short_name) && i + 1 < words.size()) {
-        take(args, option.which, words[++i]);
-      }
-    }
-  }
+  read_early(words_of(ceph_args), args);
   return args;
+}
+
+std::optional<std::string> ceph_args_problem(std::string_view ceph_args) {
+  const std::vector<std::string> words = words_of(ceph_args);
+  EarlyCephArgs ignored;
+  if (std::optional<std::string> problem = read_early(words, ignored)) {
+    return problem;
+  }
+  return library_problem(words);
 }
 
 }  // namespace rbdsync::cli

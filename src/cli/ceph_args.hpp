@@ -23,9 +23,17 @@ struct EarlyCephArgs {
   std::optional<std::string> client_name() const;
 };
 
-/// Reads `ceph_args` as Ceph splits CEPH_ARGS: words separated by blanks, each option
-/// as `--opt VALUE`, `--opt=VALUE` or `-o VALUE`; "--" ends the options. Everything
-/// else is left to librados.
+/// Reads `ceph_args` as Ceph splits CEPH_ARGS: words separated by spaces (a tab is part
+/// of a word), each option as `--opt VALUE`, `--opt=VALUE` or `-o VALUE`; "--" ends the
+/// options. Everything else is left to librados.
 EarlyCephArgs early_ceph_args(std::string_view ceph_args);
+
+/// Why Ceph would end this process on `ceph_args` instead of reporting an error, as a
+/// one-line error; nullopt when nothing there does. librados' conf_parse_env() prints
+/// and exits (1) when one of the options it reads itself (-m, -k, --keyfile, ...) is the
+/// last word, without its value, and exits 0 on --show_conf after printing ceph.conf;
+/// `rbd` exits 1 on an early option without its value, where rbd-sync would otherwise
+/// quietly use the default cluster or client.
+std::optional<std::string> ceph_args_problem(std::string_view ceph_args);
 
 }  // namespace rbdsync::cli

@@ -427,7 +427,12 @@ Config parse(int argc, const char* const argv[], const char* ceph_args) {
     }
     // In the order of the help's groups, which is the order the checks were made in.
     read_guard_options(result, config);
-    read_ceph_options(result, early_ceph_args(ceph_args != nullptr ? ceph_args : ""), config);
+    const std::string_view environment_args = ceph_args != nullptr ? ceph_args : "";
+    if (std::optional<std::string> problem = ceph_args_problem(environment_args)) {
+      throw Error(ExitCode::usage, *problem,
+                  "complete or remove it in CEPH_ARGS, which rbd-sync reads as rbd does");
+    }
+    read_ceph_options(result, early_ceph_args(environment_args), config);
     read_database_options(result, config);
     read_output_options(result, config);
   } catch (const cxxopts::exceptions::exception& e) {

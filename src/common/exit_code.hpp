@@ -50,7 +50,8 @@ inline constexpr std::array<ExitCodeInfo, 12> k_exit_codes{{
      "named on stderr and in --json"},
     {ExitCode::usage, "usage",
      "bad command line: an unknown option or command, a bad value, an option of another "
-     "command, a password in --db"},
+     "command, a password in --db; or a CEPH_ARGS Ceph cannot take: a bad --cluster, --id or "
+     "--name, an option without its value, Ceph's show_conf"},
     {ExitCode::data, "data", "bad data from Ceph that cannot be stored"},
     {ExitCode::unavailable, "unavailable",
      "Ceph or PostgreSQL unreachable or timed out; nothing was committed"},

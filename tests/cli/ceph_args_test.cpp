@@ -12,7 +12,6 @@ TEST(EarlyCephArgs, EverySpellingCephTakesIsRead) {
   EXPECT_EQ(args.client_name(), "client.sync");
   EXPECT_TRUE(args.client_from_id);
   EXPECT_EQ(early_ceph_args("--conf=/y.conf").conf, "/y.conf");
-  EXPECT_EQ(early_ceph_args("--cluster\tc").cluster, "c");
   EXPECT_EQ(early_ceph_args("-n client.z").client_name(), "client.z");
   EXPECT_EQ(early_ceph_args("--name=client.z").client_value, "client.z");
   EXPECT_EQ(early_ceph_args("--id=a").client_name(), "client.a");
@@ -41,6 +40,62 @@ TEST(EarlyCephArgs, TheLastOfIdAndNameChoosesTheClient) {
 TEST(EarlyCephArgs, NothingAfterTheDoubleDashOrAFinalOptionWithoutValue) {
   EXPECT_FALSE(early_ceph_args("-- --cluster b").cluster);
   EXPECT_FALSE(early_ceph_args("--cluster").cluster);
+}
+
+// Ceph's env_to_vec() splits at spaces only: "--cluster<TAB>c" is one word, no option.
+TEST(EarlyCephArgs, OnlyASpaceSeparatesWords) {
+  EXPECT_FALSE(early_ceph_args("--cluster\tc").cluster);
+  EXPECT_EQ(early_ceph_args("  --cluster   c  ").cluster, "c");
+  EXPECT_EQ(early_ceph_args("--id a\tb").client_value, "a\tb");
+}
+
+// An option's value is a word, whatever it looks like: "--cluster --id" names the
+// cluster "--id", as Ceph reads it.
+TEST(EarlyCephArgs, AValueThatLooksLikeAnOptionIsAValue) {
+  const EarlyCephArgs args = early_ceph_args("--cluster --id x");
+  EXPECT_EQ(args.cluster, "--id");
+  EXPECT_FALSE(args.client_value);
+}
+
+// Measured with rbd 16.2: CEPH_ARGS="--keyring" rbd ls prints "Option --keyring requires
+// an argument." and exits 1, from inside librados, as rbd-sync would.
+// ("-k -- -m": "--" is -k's value, so -m is the last option.)
+TEST(CephArgsProblem, AnOptionLibradosReadsWithoutItsValueIsNamed) {
+  for (const char* ceph_args :
+       {"--keyring", "-k", "--id a -m", "--mon-host", "--mon_host", "-K", "--keyfile", "--monmap",
+        "-M", "--bind", "--client_mountpoint", "-r", "--show-config-value", "-k -- -m"}) {
+    const std::optional<std::string> problem = ceph_args_problem(ceph_args);
+    ASSERT_TRUE(problem) << ceph_args;
+    EXPECT_NE(problem->find("ends in "), std::string::npos) << *problem;
+    EXPECT_NE(problem->find("takes a value"), std::string::npos) << *problem;
+  }
+  EXPECT_EQ(ceph_args_problem("--id a --mon-host"),
+            "CEPH_ARGS ends in --mon-host, an option that takes a value");
+}
+
+TEST(CephArgsProblem, AnEarlyOptionWithoutItsValueIsNamed) {
+  for (const char* ceph_args :
+       {"--cluster", "-c", "--conf", "--id", "--user", "-n", "--name", "-m 10.0.0.1 --id"}) {
+    const std::optional<std::string> problem = ceph_args_problem(ceph_args);
+    ASSERT_TRUE(problem) << ceph_args;
+    EXPECT_NE(problem->find("takes a value"), std::string::npos) << *problem;
+  }
+}
+
+TEST(CephArgsProblem, ShowConfIsNamedWhereverItStands) {
+  EXPECT_EQ(ceph_args_problem("--show_conf -m h"),
+            "CEPH_ARGS holds --show_conf, on which the Ceph library prints its configuration "
+            "and exits");
+  EXPECT_TRUE(ceph_args_problem("-m h --show-conf"));
+}
+
+TEST(CephArgsProblem, WhatCephReadsWithoutEndingTheProcessIsNoProblem) {
+  for (const char* ceph_args :
+       {"", "   ", "--keyring=/k", "-k /k -m h --id a", "--keyring -m", "-k /k -- -m", "--debug_ms",
+        "--rbd_cache=false --no-mon-config", "-- --show_conf", "-m --show_conf", "--keyringx",
+        "--show_conf=true", "-i"}) {
+    EXPECT_EQ(ceph_args_problem(ceph_args), std::nullopt) << ceph_args;
+  }
 }
 
 }  // namespace

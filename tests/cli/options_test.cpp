@@ -388,6 +388,20 @@ TEST(CliOptions, ABadValueInCephArgsIsNamedAsComingFromThere) {
   }
 }
 
+TEST(CliOptions, CephArgsOnWhichCephWouldExitAreRefused) {
+  for (const char* command : {"run", "status", "migrate"}) {
+    try {
+      parse_with_ceph_args({command}, "--id sync --keyring");
+      ADD_FAILURE() << "no error for " << command;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ExitCode::usage);
+      EXPECT_STREQ(error.what(), "CEPH_ARGS ends in --keyring, an option that takes a value");
+      EXPECT_NE(error.hint().find("CEPH_ARGS"), std::string::npos) << error.hint();
+    }
+  }
+  EXPECT_EQ(parse_with_ceph_args({"help"}, "--keyring").command, Command::help);
+}
+
 TEST(CliOptions, VersionNeedsNoCommand) {
   EXPECT_EQ(parse_args({"--version"}).command, Command::version);
   EXPECT_EQ(parse_args({"run", "--version"}).command, Command::version);

@@ -96,6 +96,20 @@ TEST_F(CephOptionsTest, CephArgsConfigureTheClientBelowTheCommandLine) {
   EXPECT_NE(overridden.err.find("'client.nosuch-client'"), std::string::npos) << overridden.err;
 }
 
+// Measured with librados 16.2: an option it reads itself, last in CEPH_ARGS without its
+// value, makes conf_parse_env() print "Option --keyring requires an argument." and exit
+// 1 (no documented code). rbd-sync names it before loading librados.
+TEST_F(CephOptionsTest, CephArgsOnWhichLibradosWouldExitAreRefusedFirst) {
+  std::vector<std::string> env = no_conf_env;
+  env.push_back("CEPH_ARGS=-m " + mon_host + " --keyfile " + key_file + " --keyring");
+  const RunResult result = run_rbd_sync(args_without_conf({}), 120, {}, env);
+  EXPECT_EQ(result.exit_code, 64) << result.err;
+  EXPECT_NE(result.err.find("CEPH_ARGS ends in --keyring, an option that takes a value"),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(db.rows("SELECT count(*) FROM rbdsync.runs"), std::vector<std::string>{"0"});
+}
+
 // A cluster named "backup" is found as rbd finds it: ~/.ceph/backup.conf (the search
 // path's $cluster), whose keyring setting names backup.client.ID.keyring.
 TEST_F(CephOptionsTest, ANamedClusterReadsItsOwnConfAndIsStoredUnderItsName) {

@@ -72,6 +72,22 @@ std::optional<std::string> configured_key(librados::Rados& rados, const std::str
   return std::nullopt;
 }
 
+/// Throws when librados found no key for `client_name`. It then goes on without cephx,
+/// and the mons refuse it (16.2 reports EACCES), which would read as a wrong key; a
+/// keyring path with a typo in it is the usual cause.
+void require_a_key(librados::Rados& rados, const std::string& client_name) {
+  if (configured_key(rados, client_name)) {
+    return;
+  }
+  std::string keyring;
+  rados.conf_get("keyring", keyring);
+  throw Error(
+      ExitCode::config,
+      "no key found for Ceph client '" + client_name + "' (keyring: " + display_text(keyring) + ")",
+      "give --keyring PATH of a keyring with a [" + client_name +
+          "] section, or --keyfile PATH, or set 'keyring' in ceph.conf");
+}
+
 /// Throws the one-line reason a connection failed with `error` when it is the key's
 /// type: Ceph 20 makes aes256k keys, and a client library before it cannot read one
 /// (it reports EIO, "error parsing file ... Malformed input" in its own log).
@@ -193,9 +209,8 @@ void connect_configured(librados::Rados& rados, const CephConfig& config,
                     "mon_host and DNS names none",
                 "set mon_host in ceph.conf or give -m/--mon-host");
   }
-  if (connected == -ENOENT) {
-    throw Error(ExitCode::config, "no keyring found for Ceph client '" + config.client_name + "'",
-                "set 'keyring' in ceph.conf, or give --keyring PATH or --keyfile PATH");
+  if (connected == -ENOENT || connected == -EACCES || connected == -EPERM) {
+    require_a_key(rados, config.client_name);
   }
   if (connected == -EACCES || connected == -EPERM) {
     throw Error(ExitCode::no_permission,

@@ -96,6 +96,20 @@ TEST_F(CephOptionsTest, CephArgsConfigureTheClientBelowTheCommandLine) {
   EXPECT_NE(overridden.err.find("'client.nosuch-client'"), std::string::npos) << overridden.err;
 }
 
+// Without a key librados goes on without cephx, and the mons refuse it (EACCES with
+// 16.2), which used to read as a wrong key (77): a typo in --keyring is named instead.
+TEST_F(CephOptionsTest, AKeyringThatIsNotThereIsNamed) {
+  const std::string id = required_env("RBDSYNC_TEST_CEPH_ID");
+  const std::string keyring = dir.file("nosuch.keyring");
+  const RunResult result = run_rbd_sync(
+      args_without_conf({"-m", mon_host, "--id", id, "--keyring", keyring}), 120, {}, no_conf_env);
+  EXPECT_EQ(result.exit_code, 78) << result.err;
+  EXPECT_NE(result.err.find("no key found for Ceph client 'client." + id +
+                            "' (keyring: " + keyring + ")"),
+            std::string::npos)
+      << result.err;
+}
+
 // Measured with librados 16.2: an option it reads itself, last in CEPH_ARGS without its
 // value, makes conf_parse_env() print "Option --keyring requires an argument." and exit
 // 1 (no documented code). rbd-sync names it before loading librados.

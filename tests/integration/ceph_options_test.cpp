@@ -110,6 +110,23 @@ TEST_F(CephOptionsTest, AKeyringThatIsNotThereIsNamed) {
       << result.err;
 }
 
+// librados reads CEPH_KEYRING as rbd does (measured with 16.2: above ceph.conf's
+// keyring, below CEPH_ARGS' -k); the man page lists it.
+TEST_F(CephOptionsTest, CephKeyringNamesTheKeyring) {
+  const std::string id = required_env("RBDSYNC_TEST_CEPH_ID");
+  std::ofstream(dir.file("env.keyring"))
+      << "[client." << id << "]\n\tkey = " << read_file(key_file);
+  const std::vector<std::string> args = args_without_conf({"-m", mon_host, "--id", id});
+  const RunResult without = run_rbd_sync(args, 120, {}, no_conf_env);
+  EXPECT_EQ(without.exit_code, 78) << without.err;
+  EXPECT_NE(without.err.find("no key found for Ceph client"), std::string::npos) << without.err;
+
+  std::vector<std::string> env = no_conf_env;
+  env.push_back("CEPH_KEYRING=" + dir.file("env.keyring"));
+  const RunResult result = run_rbd_sync(args, 120, {}, env);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+}
+
 // Measured with librados 16.2: an option it reads itself, last in CEPH_ARGS without its
 // value, makes conf_parse_env() print "Option --keyring requires an argument." and exit
 // 1 (no documented code). rbd-sync names it before loading librados.

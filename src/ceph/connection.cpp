@@ -73,19 +73,19 @@ std::optional<std::string> configured_key(librados::Rados& rados, const std::str
 }
 
 /// Throws when librados found no key for `client_name`. It then goes on without cephx,
-/// and the mons refuse it (16.2 reports EACCES), which would read as a wrong key; a
-/// keyring path with a typo in it is the usual cause.
+/// and the mons refuse it (16.2 reports EACCES), which would read as a wrong key. A typo
+/// in a keyring path, or a keyring only root may read, is the usual cause.
 void require_a_key(librados::Rados& rados, const std::string& client_name) {
   if (configured_key(rados, client_name)) {
     return;
   }
   std::string keyring;
   rados.conf_get("keyring", keyring);
-  throw Error(
-      ExitCode::config,
-      "no key found for Ceph client '" + client_name + "' (keyring: " + display_text(keyring) + ")",
-      "give --keyring PATH of a keyring with a [" + client_name +
-          "] section, or --keyfile PATH, or set 'keyring' in ceph.conf");
+  throw Error(ExitCode::config,
+              "no key for Ceph client '" + client_name +
+                  "' in a file this user can read (keyring: " + display_text(keyring) + ")",
+              "give --keyring PATH of a keyring this user may read, with a [" + client_name +
+                  "] section, or --keyfile PATH, or set 'keyring' in ceph.conf");
 }
 
 /// Throws the one-line reason a connection failed with `error` when it is the key's

@@ -104,8 +104,8 @@ TEST_F(CephOptionsTest, AKeyringThatIsNotThereIsNamed) {
   const RunResult result = run_rbd_sync(
       args_without_conf({"-m", mon_host, "--id", id, "--keyring", keyring}), 120, {}, no_conf_env);
   EXPECT_EQ(result.exit_code, 78) << result.err;
-  EXPECT_NE(result.err.find("no key found for Ceph client 'client." + id +
-                            "' (keyring: " + keyring + ")"),
+  EXPECT_NE(result.err.find("no key for Ceph client 'client." + id +
+                            "' in a file this user can read (keyring: " + keyring + ")"),
             std::string::npos)
       << result.err;
 }
@@ -119,7 +119,7 @@ TEST_F(CephOptionsTest, CephKeyringNamesTheKeyring) {
   const std::vector<std::string> args = args_without_conf({"-m", mon_host, "--id", id});
   const RunResult without = run_rbd_sync(args, 120, {}, no_conf_env);
   EXPECT_EQ(without.exit_code, 78) << without.err;
-  EXPECT_NE(without.err.find("no key found for Ceph client"), std::string::npos) << without.err;
+  EXPECT_NE(without.err.find("no key for Ceph client"), std::string::npos) << without.err;
 
   std::vector<std::string> env = no_conf_env;
   env.push_back("CEPH_KEYRING=" + dir.file("env.keyring"));

@@ -136,6 +136,22 @@ void check_setting(int r, const std::string& what, const std::string& hint) {
   }
 }
 
+/// Throws when --keyfile `path` is no bare key this user can read. librados would go on
+/// without an unreadable one and report a refused authentication, and fail to parse a
+/// keyring given there as a key or mon addresses that do not parse.
+void check_keyfile(const std::string& path) {
+  if (::access(path.c_str(), R_OK) != 0) {
+    throw Error(ExitCode::config, "cannot read --keyfile '" + path + "': " + errno_text(errno),
+                "give a file that holds the client's key and that this user may read");
+  }
+  // A section header: base64 has no '['.
+  if (read_key_source(path).value_or("").find('[') != std::string::npos) {
+    throw Error(ExitCode::config, "--keyfile '" + path + "' holds a keyring, not a bare key",
+                "give it with --keyring PATH, or put only the key in the key file (ceph auth "
+                "get-key prints it)");
+  }
+}
+
 /// Configures `rados` as `rbd` is: the conf file (nullptr: $CEPH_CONF, then the search
 /// path with $cluster in it), then CEPH_ARGS, then `config`, each above the one before.
 /// Returns the mon addresses it ends with (empty: none configured).
@@ -150,7 +166,12 @@ std::string configure(librados::Rados& rados, const CephConfig& config) {
   if (r < 0 && !read_no_file) {
     const std::string where =
         conf != nullptr ? "'" + config.conf_path + "'" : default_conf_paths(config.cluster);
-    throw Error(ExitCode::config, "cannot read Ceph config " + where + ": " + errno_text(-r),
+    // librados says ENOENT for a directory.
+    std::error_code error;
+    const std::string why = conf != nullptr && std::filesystem::is_directory(conf, error)
+                                ? "it is a directory"
+                                : errno_text(-r);
+    throw Error(ExitCode::config, "cannot read Ceph config " + where + ": " + why,
                 "give the path of a readable ceph.conf with -c/--conf");
   }
   check_setting(rados.conf_parse_env("CEPH_ARGS"), "cannot apply CEPH_ARGS", "check its options");
@@ -159,12 +180,7 @@ std::string configure(librados::Rados& rados, const CephConfig& config) {
                   "give the path of a keyring file");
   }
   if (!config.keyfile_path.empty()) {
-    // librados would go on without the key and report a refused authentication.
-    if (::access(config.keyfile_path.c_str(), R_OK) != 0) {
-      throw Error(ExitCode::config,
-                  "cannot read --keyfile '" + config.keyfile_path + "': " + errno_text(errno),
-                  "give a file that holds the client's key and that this user may read");
-    }
+    check_keyfile(config.keyfile_path);
     check_setting(rados.conf_set("keyfile", config.keyfile_path.c_str()), "invalid --keyfile",
                   "give the path of a file that holds the client's key");
   }

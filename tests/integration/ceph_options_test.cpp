@@ -96,6 +96,32 @@ TEST_F(CephOptionsTest, CephArgsConfigureTheClientBelowTheCommandLine) {
   EXPECT_NE(overridden.err.find("'client.nosuch-client'"), std::string::npos) << overridden.err;
 }
 
+// librados would read a keyring given as --keyfile as a key that does not parse, and a
+// directory given as --conf as a file that is not there (ENOENT).
+TEST_F(CephOptionsTest, AKeyringGivenAsKeyFileAndADirectoryGivenAsConfAreNamed) {
+  const std::string id = required_env("RBDSYNC_TEST_CEPH_ID");
+  std::ofstream(dir.file("a.keyring"))
+      << "\n[client." << id << "]\n\tkey = " << read_file(key_file);
+  const RunResult keyring = run_rbd_sync(
+      args_without_conf({"-m", mon_host, "--id", id, "--keyfile", dir.file("a.keyring")}), 120, {},
+      no_conf_env);
+  EXPECT_EQ(keyring.exit_code, 78) << keyring.err;
+  EXPECT_NE(keyring.err.find("--keyfile '" + dir.file("a.keyring") +
+                             "' holds a keyring, not a bare key (hint: give it with --keyring"),
+            std::string::npos)
+      << keyring.err;
+
+  std::filesystem::create_directory(dir.file("conf.d"));
+  const RunResult directory = run_rbd_sync(
+      args_without_conf({"--conf", dir.file("conf.d"), "--keyfile", key_file, "--id", id}), 120, {},
+      no_conf_env);
+  EXPECT_EQ(directory.exit_code, 78) << directory.err;
+  EXPECT_NE(
+      directory.err.find("cannot read Ceph config '" + dir.file("conf.d") + "': it is a directory"),
+      std::string::npos)
+      << directory.err;
+}
+
 // Without a key librados goes on without cephx, and the mons refuse it (EACCES with
 // 16.2), which used to read as a wrong key (77): a typo in --keyring is named instead.
 TEST_F(CephOptionsTest, AKeyringThatIsNotThereIsNamed) {

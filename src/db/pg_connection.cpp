@@ -49,6 +49,17 @@ bool contains(const std::string& text, const char* part) {
       contains(detail, "invalid connection option")) {
     throw Error(ExitCode::config, message, "check --db: the database, user or service name");
   }
+  // A setting libpq refused ('invalid sslmode value: "x"', a mode this libpq was built
+  // without), or one the server cannot meet: retrying will not help.
+  for (const char* refusal :
+       {"invalid integer value", " value: \"", "not compiled in", "could not parse network address",
+        "could not match ", "but SSL was required", "GSSAPI encryption required"}) {
+    if (contains(detail, refusal)) {
+      throw Error(ExitCode::config, message,
+                  "check the settings of --db (or of the service it names): libpq refused one, "
+                  "or the server cannot meet it");
+    }
+  }
   throw Error(ExitCode::unavailable, message,
               "check that the server is running and reachable (pg_isready with the same "
               "settings)");

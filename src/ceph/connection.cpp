@@ -39,44 +39,63 @@ std::optional<std::string> read_key_source(const std::string& path) {
   return text;
 }
 
-/// The key `client_name` connects with, as librados found it: the `key` option, else
-/// the `keyfile` one's file, else its section in the first keyring file of the
-/// `keyring` option that has one. nullopt when none is found (a keyring librados could
-/// read and we cannot is no matter here: this only explains a failure).
-std::optional<std::string> configured_key(librados::Rados& rados, const std::string& client_name) {
+/// The key a client connects with, looked up again as librados looks it up.
+struct ConfiguredKey {
+  /// false when its source cannot be read a second time (a pipe librados has read):
+  /// then nothing is known of the key
+  bool known = true;
+  std::optional<std::string> key;  ///< nullopt: librados has none either
+};
+
+ConfiguredKey unknown_key() {
+  return ConfiguredKey{false, std::nullopt};
+}
+
+/// The key of `client_name` as librados' KeyRing::from_ceph_context() finds it: the
+/// `key` option, else the `keyfile` one's file, else the client's section in the first
+/// file of the `keyring` list that opens (ceph_resolve_file_search(): only that one).
+ConfiguredKey configured_key(librados::Rados& rados, const std::string& client_name) {
   std::string value;
   if (rados.conf_get("key", value) == 0 && !value.empty()) {
-    return value;
+    return ConfiguredKey{true, value};
   }
   if (rados.conf_get("keyfile", value) == 0 && !value.empty()) {
-    std::istringstream words(read_key_source(value).value_or(""));
+    if (::access(value.c_str(), R_OK) != 0) {
+      return ConfiguredKey{};
+    }
+    const std::optional<std::string> text = read_key_source(value);
+    if (!text) {
+      return unknown_key();
+    }
+    std::istringstream words(*text);
     std::string key;
-    return words >> key ? std::optional<std::string>(key) : std::nullopt;
+    return words >> key ? ConfiguredKey{true, key} : ConfiguredKey{};
   }
   if (rados.conf_get("keyring", value) != 0) {
-    return std::nullopt;
+    return ConfiguredKey{};
   }
-  // Ceph separates the files of `keyring` with commas, semicolons or blanks.
+  // The separators of get_str_list(), as ceph_resolve_file_search() calls it.
   std::size_t start = 0;
   while (start < value.size()) {
-    const std::size_t end = value.find_first_of(",; \t", start);
+    const std::size_t end = value.find_first_of(";,= \t", start);
     const std::string path =
         value.substr(start, end == std::string::npos ? std::string::npos : end - start);
     start = end == std::string::npos ? value.size() : end + 1;
-    if (const std::optional<std::string> text = read_key_source(path)) {
-      if (auto key = keyring_key(*text, client_name)) {
-        return key;
-      }
+    if (path.empty() || ::access(path.c_str(), R_OK) != 0) {
+      continue;
     }
+    const std::optional<std::string> text = read_key_source(path);
+    return text ? ConfiguredKey{true, keyring_key(*text, client_name)} : unknown_key();
   }
-  return std::nullopt;
+  return ConfiguredKey{};
 }
 
 /// Throws when librados found no key for `client_name`. It then goes on without cephx,
 /// and the mons refuse it (16.2 reports EACCES), which would read as a wrong key. A typo
 /// in a keyring path, or a keyring only root may read, is the usual cause.
 void require_a_key(librados::Rados& rados, const std::string& client_name) {
-  if (configured_key(rados, client_name)) {
+  const ConfiguredKey configured = configured_key(rados, client_name);
+  if (!configured.known || configured.key) {
     return;
   }
   std::string keyring;
@@ -101,7 +120,7 @@ void explain_key_type(librados::Rados& rados, const std::string& client_name, in
   if (rados.conf_get("mon_auth_emergency_allowed_ciphers", value) == 0) {
     return;
   }
-  const std::optional<std::string> key = configured_key(rados, client_name);
+  const std::optional<std::string> key = configured_key(rados, client_name).key;
   const std::optional<std::uint16_t> type = key ? key_type(*key) : std::nullopt;
   if (!type || *type == k_key_type_aes) {
     return;
@@ -227,6 +246,10 @@ void connect_configured(librados::Rados& rados, const CephConfig& config,
   }
   if (connected == -ENOENT || connected == -EACCES || connected == -EPERM) {
     require_a_key(rados, config.client_name);
+  }
+  if (connected == -ENOENT) {
+    throw Error(ExitCode::config, "no keyring found for Ceph client '" + config.client_name + "'",
+                "set 'keyring' in ceph.conf, or give --keyring PATH or --keyfile PATH");
   }
   if (connected == -EACCES || connected == -EPERM) {
     throw Error(ExitCode::no_permission,

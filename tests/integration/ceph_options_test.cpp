@@ -136,6 +136,26 @@ TEST_F(CephOptionsTest, AKeyringThatIsNotThereIsNamed) {
       << result.err;
 }
 
+// librados reads only the first file of the keyring list that opens: a key in a later
+// one is no key, and is told as none, not as a refused one.
+TEST_F(CephOptionsTest, OnlyTheFirstKeyringFileThatOpensIsRead) {
+  const std::string id = required_env("RBDSYNC_TEST_CEPH_ID");
+  std::ofstream(dir.file("other.keyring")) << "[client.other]\n\tkey = " << read_file(key_file);
+  std::ofstream(dir.file("good.keyring"))
+      << "[client." << id << "]\n\tkey = " << read_file(key_file);
+  const auto run_with = [&](const std::string& keyring) {
+    return run_rbd_sync(args_without_conf({"-m", mon_host, "--id", id, "--keyring", keyring}), 120,
+                        {}, no_conf_env);
+  };
+  const RunResult second = run_with(dir.file("nosuch") + "," + dir.file("other.keyring") + "," +
+                                    dir.file("good.keyring"));
+  EXPECT_EQ(second.exit_code, 78) << second.err;
+  EXPECT_NE(second.err.find("no key for Ceph client 'client." + id + "'"), std::string::npos)
+      << second.err;
+  const RunResult first = run_with(dir.file("nosuch") + "," + dir.file("good.keyring"));
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+}
+
 // librados reads CEPH_KEYRING as rbd does (measured with 16.2: above ceph.conf's
 // keyring, below CEPH_ARGS' -k); the man page lists it.
 TEST_F(CephOptionsTest, CephKeyringNamesTheKeyring) {
@@ -143,13 +163,17 @@ TEST_F(CephOptionsTest, CephKeyringNamesTheKeyring) {
   std::ofstream(dir.file("env.keyring"))
       << "[client." << id << "]\n\tkey = " << read_file(key_file);
   const std::vector<std::string> args = args_without_conf({"-m", mon_host, "--id", id});
-  const RunResult without = run_rbd_sync(args, 120, {}, no_conf_env);
-  EXPECT_EQ(without.exit_code, 78) << without.err;
-  EXPECT_NE(without.err.find("no key for Ceph client"), std::string::npos) << without.err;
-
-  std::vector<std::string> env = no_conf_env;
-  env.push_back("CEPH_KEYRING=" + dir.file("env.keyring"));
-  const RunResult result = run_rbd_sync(args, 120, {}, env);
+  const auto run_with = [&](const std::string& keyring) {
+    std::vector<std::string> env = no_conf_env;
+    env.push_back("CEPH_KEYRING=" + keyring);
+    return run_rbd_sync(args, 120, {}, env);
+  };
+  // The keyring it names is the one looked for (not /etc/ceph's defaults).
+  const RunResult missing = run_with(dir.file("nosuch.keyring"));
+  EXPECT_EQ(missing.exit_code, 78) << missing.err;
+  EXPECT_NE(missing.err.find("(keyring: " + dir.file("nosuch.keyring") + ")"), std::string::npos)
+      << missing.err;
+  const RunResult result = run_with(dir.file("env.keyring"));
   EXPECT_EQ(result.exit_code, 0) << result.err;
 }
 

@@ -50,10 +50,11 @@ bool contains(const std::string& text, const char* part) {
     throw Error(ExitCode::config, message, "check --db: the database, user or service name");
   }
   // A setting libpq refused ('invalid sslmode value: "x"', a mode this libpq was built
-  // without), or one the server cannot meet: retrying will not help.
+  // without), or SSL the server does not offer: retrying will not help. Not GSSAPI's
+  // "encryption required but ...": a Kerberos ticket that has run out comes back.
   for (const char* refusal :
        {"invalid integer value", " value: \"", "not compiled in", "could not parse network address",
-        "could not match ", "but SSL was required", "GSSAPI encryption required"}) {
+        "could not match ", "but SSL was required"}) {
     if (contains(detail, refusal)) {
       throw Error(ExitCode::config, message,
                   "check the settings of --db (or of the service it names): libpq refused one, "

@@ -10,26 +10,30 @@ namespace {
 
 enum class Early { cluster, conf, id, name };
 
-struct EarlyOption {
-  Early which;
+struct OptionNames {
   const char* long_name;   ///< with its dashes
   const char* short_name;  ///< "" for none
+};
+
+struct EarlyOption {
+  Early which;
+  OptionNames names;
 };
 
 // As ceph_argparse_early_args() reads them for a client: --user is --id, and -i is not
 // a client's (daemons take it).
 constexpr std::array<EarlyOption, 5> k_early = {{
-    {Early::cluster, "--cluster", ""},
-    {Early::conf, "--conf", "-c"},
-    {Early::id, "--id", ""},
-    {Early::id, "--user", ""},
-    {Early::name, "--name", "-n"},
+    {Early::cluster, {"--cluster", ""}},
+    {Early::conf, {"--conf", "-c"}},
+    {Early::id, {"--id", ""}},
+    {Early::id, {"--user", ""}},
+    {Early::name, {"--name", "-n"}},
 }};
 
 /// The options that md_config_t::parse_argv() (librados' conf_parse_env()) reads before
 /// the config options, through the ceph_argparse_witharg() that exits the process when
 /// the value is missing; a config option without its value is only reported.
-constexpr std::array<std::array<const char*, 2>, 7> k_library_value_options = {{
+constexpr std::array<OptionNames, 7> k_library_value_options = {{
     {"--show_config_value", ""},
     {"--monmap", "-M"},
     {"--mon_host", "-m"},
@@ -67,14 +71,13 @@ std::string ceph_spelling(std::string word) {
   return word;
 }
 
-/// What one of Ceph's passes over CEPH_ARGS reads for an option named `long_name` or
-/// `short_name`: at `words[i]`, either NAME=VALUE or NAME followed by its value.
+/// What one of Ceph's passes over CEPH_ARGS reads at `words[i]` for the option `names`:
+/// NAME=VALUE, NAME followed by its value, or NAME as the last word.
 enum class Match { none, inline_value, next_value, missing_value };
 
-Match match(const std::vector<std::string>& words, std::size_t i, const char* long_name,
-            const char* short_name) {
+Match match(const std::vector<std::string>& words, std::size_t i, const OptionNames& names) {
   const std::string word = ceph_spelling(words[i]);
-  for (const std::string& name : {ceph_spelling(long_name), std::string(short_name)}) {
+  for (const std::string& name : {ceph_spelling(names.long_name), std::string(names.short_name)}) {
     if (name.empty()) {
       continue;
     }
@@ -108,14 +111,25 @@ std::string missing_value_problem(const std::string& word) {
   return "CEPH_ARGS ends in " + word + ", an option that takes a value";
 }
 
-/// rbd's first pass over `words` (ceph_argparse_early_args()) into `args`; returns the
-/// problem of an early option left without its value at the end.
-std::optional<std::string> read_early(const std::vector<std::string>& words, EarlyCephArgs& args) {
+}  // namespace
+
+std::optional<std::string> EarlyCephArgs::client_name() const {
+  if (!client_value) {
+    return std::nullopt;
+  }
+  return client_from_id ? "client." + *client_value : *client_value;
+}
+
+/// rbd's first pass over CEPH_ARGS (ceph_argparse_early_args()).
+EarlyCephArgs early_ceph_args(std::string_view ceph_args) {
+  EarlyCephArgs args;
+  const std::vector<std::string> words = words_of(ceph_args);
   for (std::size_t i = 0; i < words.size() && words[i] != "--"; ++i) {
     for (const EarlyOption& option : k_early) {
-      const Match found = match(words, i, option.long_name, option.short_name);
+      const Match found = match(words, i, option.names);
       if (found == Match::missing_value) {
-        return missing_value_problem(words[i]);
+        args.problem = missing_value_problem(words[i]);
+        return args;
       }
       if (found == Match::inline_value) {
         take(args, option.which, words[i].substr(words[i].find('=') + 1));
@@ -127,18 +141,22 @@ std::optional<std::string> read_early(const std::vector<std::string>& words, Ear
       }
     }
   }
-  return std::nullopt;
+  return args;
 }
 
-/// What ends the process in librados' pass over `words`.
-std::optional<std::string> library_problem(const std::vector<std::string>& words) {
+// librados' pass over CEPH_ARGS (md_config_t::parse_argv()). One thing is not done as it
+// does: a config option that takes a value (--log_file, --debug_ms) takes the next word
+// too, but which ones do is librados' schema, not known here. Those words are passed
+// over, so "--log_file -k" is refused where librados would take -k as the file name.
+std::optional<std::string> librados_ceph_args_problem(std::string_view ceph_args) {
+  const std::vector<std::string> words = words_of(ceph_args);
   for (std::size_t i = 0; i < words.size() && words[i] != "--"; ++i) {
     if (ceph_spelling(words[i]) == k_show_conf) {
       return "CEPH_ARGS holds " + words[i] +
              ", on which the Ceph library prints its configuration and exits";
     }
-    for (const auto& [long_name, short_name] : k_library_value_options) {
-      const Match found = match(words, i, long_name, short_name);
+    for (const OptionNames& option : k_library_value_options) {
+      const Match found = match(words, i, option);
       if (found == Match::missing_value) {
         return missing_value_problem(words[i]);
       }
@@ -149,30 +167,6 @@ std::optional<std::string> library_problem(const std::vector<std::string>& words
     }
   }
   return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<std::string> EarlyCephArgs::client_name() const {
-  if (!client_value) {
-    return std::nullopt;
-  }
-  return client_from_id ? "client." + *client_value : *client_value;
-}
-
-EarlyCephArgs early_ceph_args(std::string_view ceph_args) {
-  EarlyCephArgs args;
-  read_early(words_of(ceph_args), args);
-  return args;
-}
-
-std::optional<std::string> ceph_args_problem(std::string_view ceph_args) {
-  const std::vector<std::string> words = words_of(ceph_args);
-  EarlyCephArgs ignored;
-  if (std::optional<std::string> problem = read_early(words, ignored)) {
-    return problem;
-  }
-  return library_problem(words);
 }
 
 }  // namespace rbdsync::cli

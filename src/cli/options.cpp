@@ -276,6 +276,24 @@ std::string mon_addresses(const std::string& value) {
   return addresses;
 }
 
+/// Refuses CEPH_ARGS on which Ceph would end the process, where `command` reads it: rbd's
+/// early options where their cluster or client is used (run, status), and librados' own
+/// where librados reads them (run).
+void refuse_what_ceph_would_exit_on(Command command, const EarlyCephArgs& early,
+                                    std::string_view ceph_args) {
+  std::optional<std::string> problem;
+  if (command == Command::run || command == Command::status) {
+    problem = early.problem;
+  }
+  if (!problem && command == Command::run) {
+    problem = librados_ceph_args_problem(ceph_args);
+  }
+  if (problem) {
+    throw Error(ExitCode::usage, *problem,
+                "complete or remove it in CEPH_ARGS, which rbd-sync reads as rbd does");
+  }
+}
+
 /// The Ceph options of argv, with CEPH_ARGS's early ones (`env`) where argv has none;
 /// librados reads CEPH_ARGS's other options itself, below those of argv.
 void read_ceph_options(const cxxopts::ParseResult& result, const EarlyCephArgs& env,
@@ -428,11 +446,9 @@ Config parse(int argc, const char* const argv[], const char* ceph_args) {
     // In the order of the help's groups, which is the order the checks were made in.
     read_guard_options(result, config);
     const std::string_view environment_args = ceph_args != nullptr ? ceph_args : "";
-    if (std::optional<std::string> problem = ceph_args_problem(environment_args)) {
-      throw Error(ExitCode::usage, *problem,
-                  "complete or remove it in CEPH_ARGS, which rbd-sync reads as rbd does");
-    }
-    read_ceph_options(result, early_ceph_args(environment_args), config);
+    const EarlyCephArgs early = early_ceph_args(environment_args);
+    refuse_what_ceph_would_exit_on(config.command, early, environment_args);
+    read_ceph_options(result, early, config);
     read_database_options(result, config);
     read_output_options(result, config);
   } catch (const cxxopts::exceptions::exception& e) {

@@ -57,45 +57,50 @@ TEST(EarlyCephArgs, AValueThatLooksLikeAnOptionIsAValue) {
   EXPECT_FALSE(args.client_value);
 }
 
-// Measured with rbd 16.2: CEPH_ARGS="--keyring" rbd ls prints "Option --keyring requires
-// an argument." and exits 1, from inside librados, as rbd-sync would.
-// ("-k -- -m": "--" is -k's value, so -m is the last option.)
-TEST(CephArgsProblem, AnOptionLibradosReadsWithoutItsValueIsNamed) {
-  for (const char* ceph_args :
-       {"--keyring", "-k", "--id a -m", "--mon-host", "--mon_host", "-K", "--keyfile", "--monmap",
-        "-M", "--bind", "--client_mountpoint", "-r", "--show-config-value", "-k -- -m"}) {
-    const std::optional<std::string> problem = ceph_args_problem(ceph_args);
+// Measured with librados 16.2: CEPH_ARGS="--keyring" makes conf_parse_env() print
+// "Option --keyring requires an argument." and exit 1.
+// ("-k -- -m": "--" is -k's value, so -m is the last option; "--id -k": librados passes
+// over --id, not its value.)
+TEST(LibradosCephArgsProblem, AnOptionLibradosReadsWithoutItsValueIsNamed) {
+  for (const char* ceph_args : {"--keyring", "-k", "--id a -m", "--mon-host", "--mon_host", "-K",
+                                "--keyfile", "--monmap", "-M", "--bind", "--client_mountpoint",
+                                "-r", "--show-config-value", "-k -- -m", "--id -k"}) {
+    const std::optional<std::string> problem = librados_ceph_args_problem(ceph_args);
     ASSERT_TRUE(problem) << ceph_args;
     EXPECT_NE(problem->find("ends in "), std::string::npos) << *problem;
     EXPECT_NE(problem->find("takes a value"), std::string::npos) << *problem;
   }
-  EXPECT_EQ(ceph_args_problem("--id a --mon-host"),
+  EXPECT_EQ(librados_ceph_args_problem("--id a --mon-host"),
             "CEPH_ARGS ends in --mon-host, an option that takes a value");
 }
 
-TEST(CephArgsProblem, AnEarlyOptionWithoutItsValueIsNamed) {
-  for (const char* ceph_args :
-       {"--cluster", "-c", "--conf", "--id", "--user", "-n", "--name", "-m 10.0.0.1 --id"}) {
-    const std::optional<std::string> problem = ceph_args_problem(ceph_args);
-    ASSERT_TRUE(problem) << ceph_args;
-    EXPECT_NE(problem->find("takes a value"), std::string::npos) << *problem;
-  }
-}
-
-TEST(CephArgsProblem, ShowConfIsNamedWhereverItStands) {
-  EXPECT_EQ(ceph_args_problem("--show_conf -m h"),
+TEST(LibradosCephArgsProblem, ShowConfIsNamedWhereverItStands) {
+  EXPECT_EQ(librados_ceph_args_problem("--show_conf -m h"),
             "CEPH_ARGS holds --show_conf, on which the Ceph library prints its configuration "
             "and exits");
-  EXPECT_TRUE(ceph_args_problem("-m h --show-conf"));
+  EXPECT_TRUE(librados_ceph_args_problem("-m h --show-conf"));
 }
 
-TEST(CephArgsProblem, WhatCephReadsWithoutEndingTheProcessIsNoProblem) {
+// The early options are rbd's to exit on: librados passes over those words.
+TEST(LibradosCephArgsProblem, WhatLibradosReadsWithoutEndingTheProcessIsNoProblem) {
   for (const char* ceph_args :
        {"", "   ", "--keyring=/k", "-k /k -m h --id a", "--keyring -m", "-k /k -- -m", "--debug_ms",
         "--rbd_cache=false --no-mon-config", "-- --show_conf", "-m --show_conf", "--keyringx",
-        "--show_conf=true", "-i"}) {
-    EXPECT_EQ(ceph_args_problem(ceph_args), std::nullopt) << ceph_args;
+        "--show_conf=true", "-i", "--cluster", "--id", "-n", "--conf"}) {
+    EXPECT_EQ(librados_ceph_args_problem(ceph_args), std::nullopt) << ceph_args;
   }
+}
+
+// Measured with rbd 16.2: an early option without its value makes rbd exit 1.
+TEST(EarlyCephArgs, AnEarlyOptionWithoutItsValueIsNamed) {
+  for (const char* ceph_args :
+       {"--cluster", "-c", "--conf", "--id", "--user", "-n", "--name", "-m 10.0.0.1 --id"}) {
+    const std::optional<std::string> problem = early_ceph_args(ceph_args).problem;
+    ASSERT_TRUE(problem) << ceph_args;
+    EXPECT_NE(problem->find("takes a value"), std::string::npos) << *problem;
+  }
+  EXPECT_EQ(early_ceph_args("--id -k").problem, std::nullopt);
+  EXPECT_EQ(early_ceph_args("--cluster=b -k").problem, std::nullopt);
 }
 
 }  // namespace

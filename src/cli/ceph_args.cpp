@@ -37,6 +37,9 @@ constexpr std::array<OptionNames, 7> k_library_value_options = {{
     {"--show_config_value", ""},
     {"--monmap", "-M"},
     {"--mon_host", "-m"},
+    // Its value must also be an address librados can parse, or an assert aborts the
+    // process (measured: "localhost", "1.2.3"); that grammar is librados' own, not
+    // followed here.
     {"--bind", ""},
     {"--keyfile", "-K"},
     {"--keyring", "-k"},

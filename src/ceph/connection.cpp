@@ -163,11 +163,24 @@ void check_keyfile(const std::string& path) {
     throw Error(ExitCode::config, "cannot read --keyfile '" + path + "': " + errno_text(errno),
                 "give a file that holds the client's key and that this user may read");
   }
-  // A section header: base64 has no '['.
-  if (read_key_source(path).value_or("").find('[') != std::string::npos) {
-    throw Error(ExitCode::config, "--keyfile '" + path + "' holds a keyring, not a bare key",
-                "give it with --keyring PATH, or put only the key in the key file (ceph auth "
-                "get-key prints it)");
+}
+
+/// Throws when the key librados was given is a keyring (a section header: base64 has no
+/// '['), which it fails to parse (EINVAL): the `key` option, which CEPH_ARGS' --keyfile
+/// sets to the file's text, else the file the `keyfile` option names.
+void explain_keyring_given_as_key(librados::Rados& rados) {
+  std::string value;
+  std::string given;
+  if (rados.conf_get("key", value) == 0 && !value.empty()) {
+    given = "the key (the key option, or CEPH_ARGS' --keyfile)";
+  } else if (rados.conf_get("keyfile", value) == 0 && !value.empty()) {
+    given = "the key file '" + display_text(value) + "'";
+    value = read_key_source(value).value_or("");
+  }
+  if (value.find('[') != std::string::npos) {
+    throw Error(ExitCode::config, given + " holds a keyring, not a bare key",
+                "give a keyring with --keyring PATH; a key file holds only the key, as 'ceph "
+                "auth get-key' prints it");
   }
 }
 
@@ -259,6 +272,7 @@ void connect_configured(librados::Rados& rados, const CephConfig& config,
   }
   explain_key_type(rados, config.client_name, connected);
   if (connected == -EINVAL) {
+    explain_keyring_given_as_key(rados);
     throw Error(ExitCode::config,
                 "cannot connect to the Ceph cluster as '" + config.client_name +
                     "': its key or the mon addresses do not parse",

@@ -96,20 +96,30 @@ TEST_F(CephOptionsTest, CephArgsConfigureTheClientBelowTheCommandLine) {
   EXPECT_NE(overridden.err.find("'client.nosuch-client'"), std::string::npos) << overridden.err;
 }
 
-// librados would read a keyring given as --keyfile as a key that does not parse, and a
+// librados would read a keyring given as a key file as a key that does not parse, and a
 // directory given as --conf as a file that is not there (ENOENT).
 TEST_F(CephOptionsTest, AKeyringGivenAsKeyFileAndADirectoryGivenAsConfAreNamed) {
   const std::string id = required_env("RBDSYNC_TEST_CEPH_ID");
-  std::ofstream(dir.file("a.keyring"))
-      << "\n[client." << id << "]\n\tkey = " << read_file(key_file);
-  const RunResult keyring = run_rbd_sync(
-      args_without_conf({"-m", mon_host, "--id", id, "--keyfile", dir.file("a.keyring")}), 120, {},
-      no_conf_env);
+  const std::string keyring_file = dir.file("a.keyring");
+  std::ofstream(keyring_file) << "\n[client." << id << "]\n\tkey = " << read_file(key_file);
+  const RunResult keyring =
+      run_rbd_sync(args_without_conf({"-m", mon_host, "--id", id, "--keyfile", keyring_file}), 120,
+                   {}, no_conf_env);
   EXPECT_EQ(keyring.exit_code, 78) << keyring.err;
-  EXPECT_NE(keyring.err.find("--keyfile '" + dir.file("a.keyring") +
-                             "' holds a keyring, not a bare key (hint: give it with --keyring"),
+  EXPECT_NE(keyring.err.find("the key file '" + keyring_file +
+                             "' holds a keyring, not a bare key (hint: give a keyring with "
+                             "--keyring PATH"),
             std::string::npos)
       << keyring.err;
+  // CEPH_ARGS' --keyfile sets the key option to the file's text.
+  std::vector<std::string> env = no_conf_env;
+  env.push_back("CEPH_ARGS=--keyfile " + keyring_file);
+  const RunResult from_env =
+      run_rbd_sync(args_without_conf({"-m", mon_host, "--id", id}), 120, {}, env);
+  EXPECT_EQ(from_env.exit_code, 78) << from_env.err;
+  EXPECT_NE(from_env.err.find("holds a keyring, not a bare key"), std::string::npos)
+      << from_env.err;
+  EXPECT_EQ(from_env.err.find("\tkey = "), std::string::npos) << "the key is not printed";
 
   std::filesystem::create_directory(dir.file("conf.d"));
   const RunResult directory = run_rbd_sync(

@@ -155,16 +155,6 @@ void check_setting(int r, const std::string& what, const std::string& hint) {
   }
 }
 
-/// Throws when --keyfile `path` is no bare key this user can read. librados would go on
-/// without an unreadable one and report a refused authentication, and fail to parse a
-/// keyring given there as a key or mon addresses that do not parse.
-void check_keyfile(const std::string& path) {
-  if (::access(path.c_str(), R_OK) != 0) {
-    throw Error(ExitCode::config, "cannot read --keyfile '" + path + "': " + errno_text(errno),
-                "give a file that holds the client's key and that this user may read");
-  }
-}
-
 /// Throws when the key librados was given is a keyring (a section header: base64 has no
 /// '['), which it fails to parse (EINVAL): the `key` option, which CEPH_ARGS' --keyfile
 /// sets to the file's text, else the file the `keyfile` option names.
@@ -212,7 +202,12 @@ std::string configure(librados::Rados& rados, const CephConfig& config) {
                   "give the path of a keyring file");
   }
   if (!config.keyfile_path.empty()) {
-    check_keyfile(config.keyfile_path);
+    // librados would go on without the key and report a refused authentication.
+    if (::access(config.keyfile_path.c_str(), R_OK) != 0) {
+      throw Error(ExitCode::config,
+                  "cannot read --keyfile '" + config.keyfile_path + "': " + errno_text(errno),
+                  "give a file that holds the client's key and that this user may read");
+    }
     check_setting(rados.conf_set("keyfile", config.keyfile_path.c_str()), "invalid --keyfile",
                   "give the path of a file that holds the client's key");
   }

@@ -46,6 +46,11 @@ class CephOptionsTest : public IntegrationTest {
     return args;
   }
 
+  /// A keyring holding the test client's key under the name `client` ("client.ID").
+  std::string keyring_of(const std::string& client) const {
+    return "[" + client + "]\n\tkey = " + read_file(key_file);
+  }
+
   std::string pool;
   std::string mon_host;
   std::string key_file = dir.file("rbdsync.key");
@@ -101,7 +106,7 @@ TEST_F(CephOptionsTest, CephArgsConfigureTheClientBelowTheCommandLine) {
 TEST_F(CephOptionsTest, AKeyringGivenAsKeyFileAndADirectoryGivenAsConfAreNamed) {
   const std::string id = required_env("RBDSYNC_TEST_CEPH_ID");
   const std::string keyring_file = dir.file("a.keyring");
-  std::ofstream(keyring_file) << "\n[client." << id << "]\n\tkey = " << read_file(key_file);
+  std::ofstream(keyring_file) << "\n" << keyring_of("client." + id);
   const RunResult keyring =
       run_rbd_sync(args_without_conf({"-m", mon_host, "--id", id, "--keyfile", keyring_file}), 120,
                    {}, no_conf_env);
@@ -150,9 +155,8 @@ TEST_F(CephOptionsTest, AKeyringThatIsNotThereIsNamed) {
 // one is no key, and is told as none, not as a refused one.
 TEST_F(CephOptionsTest, OnlyTheFirstKeyringFileThatOpensIsRead) {
   const std::string id = required_env("RBDSYNC_TEST_CEPH_ID");
-  std::ofstream(dir.file("other.keyring")) << "[client.other]\n\tkey = " << read_file(key_file);
-  std::ofstream(dir.file("good.keyring"))
-      << "[client." << id << "]\n\tkey = " << read_file(key_file);
+  std::ofstream(dir.file("other.keyring")) << keyring_of("client.other");
+  std::ofstream(dir.file("good.keyring")) << keyring_of("client." + id);
   const auto run_with = [&](const std::string& keyring) {
     return run_rbd_sync(args_without_conf({"-m", mon_host, "--id", id, "--keyring", keyring}), 120,
                         {}, no_conf_env);
@@ -170,8 +174,7 @@ TEST_F(CephOptionsTest, OnlyTheFirstKeyringFileThatOpensIsRead) {
 // keyring, below CEPH_ARGS' -k); the man page lists it.
 TEST_F(CephOptionsTest, CephKeyringNamesTheKeyring) {
   const std::string id = required_env("RBDSYNC_TEST_CEPH_ID");
-  std::ofstream(dir.file("env.keyring"))
-      << "[client." << id << "]\n\tkey = " << read_file(key_file);
+  std::ofstream(dir.file("env.keyring")) << keyring_of("client." + id);
   const std::vector<std::string> args = args_without_conf({"-m", mon_host, "--id", id});
   const auto run_with = [&](const std::string& keyring) {
     std::vector<std::string> env = no_conf_env;
@@ -209,8 +212,7 @@ TEST_F(CephOptionsTest, ANamedClusterReadsItsOwnConfAndIsStoredUnderItsName) {
   std::ofstream(dir.file(".ceph/backup.conf"))
       << "[global]\nmon_host = " << mon_host << "\nkeyring = " << dir.path()
       << "/$cluster.$name.keyring\n";
-  std::ofstream(dir.file("backup.client." + id + ".keyring"))
-      << "[client." << id << "]\n\tkey = " << read_file(key_file);
+  std::ofstream(dir.file("backup.client." + id + ".keyring")) << keyring_of("client." + id);
   const RunResult result =
       run_rbd_sync(args_without_conf({"--cluster", "backup", "--id", id}), 120, {}, no_conf_env);
   ASSERT_EQ(result.exit_code, 0) << result.err;

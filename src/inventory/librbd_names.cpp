@@ -8,65 +8,21 @@ namespace rbdsync::inventory {
 
 namespace {
 
-using BitName = std::pair<std::uint64_t, const char*>;
-
-// The bit values are part of the on-disk RBD format (rbd/features.h, rbd/librbd.h), so
-// they are spelled out here rather than pulling a Ceph header into this dependency-free
-// module; tests/ceph checks them against librbd.
-constexpr std::array<BitName, 12> k_features = {{
-    {1ULL << 0, "layering"},
-    {1ULL << 1, "striping"},
-    {1ULL << 2, "exclusive-lock"},
-    {1ULL << 3, "object-map"},
-    {1ULL << 4, "fast-diff"},
-    {1ULL << 5, "deep-flatten"},
-    {1ULL << 6, "journaling"},
-    {1ULL << 7, "data-pool"},
-    {1ULL << 8, "operations"},
-    {1ULL << 9, "migrating"},
-    {1ULL << 10, "non-primary"},
-    {1ULL << 11, "dirty-cache"},
-}};
+// The bits are part of the on-disk RBD format (rbd/features.h, rbd/librbd.h), so their
+// names are spelled out here, from bit 0 up, rather than pulling a Ceph header into this
+// dependency-free module; tests/ceph checks them against librbd.
+constexpr std::array<const char*, 12> k_features = {
+    "layering",   "striping",  "exclusive-lock", "object-map", "fast-diff",   "deep-flatten",
+    "journaling", "data-pool", "operations",     "migrating",  "non-primary", "dirty-cache"};
 
 // Pacific's `rbd info` prints these four (RBD_OPERATION_FEATURE_NAME_* in rbd/features.h).
-constexpr std::array<BitName, 4> k_op_features = {{
-    {1ULL << 0, "clone-parent"},
-    {1ULL << 1, "clone-child"},
-    {1ULL << 2, "group"},
-    {1ULL << 3, "snap-trash"},
-}};
+constexpr std::array<const char*, 4> k_op_features = {"clone-parent", "clone-child", "group",
+                                                      "snap-trash"};
 
 // `rbd info` spells the flags with spaces (format_flags() in tools/rbd/action/Info.cc).
-constexpr std::array<BitName, 2> k_flags = {{
-    {1ULL << 0, "object map invalid"},
-    {1ULL << 1, "fast diff invalid"},
-}};
+constexpr std::array<const char*, 2> k_flags = {"object map invalid", "fast diff invalid"};
 
-template <std::size_t N>
-std::vector<std::string> names_of(std::uint64_t mask, const std::array<BitName, N>& table) {
-  std::vector<std::string> names;
-  for (int bit = 0; bit < 64; ++bit) {
-    const std::uint64_t value = 1ULL << bit;
-    if ((mask & value) == 0) {
-      continue;
-    }
-    std::string name;
-    for (const auto& [known, known_name] : table) {
-      if (known == value) {
-        name = known_name;
-      }
-    }
-    if (name.empty()) {
-      std::ostringstream unknown;
-      unknown << "unknown-0x" << std::hex << value;
-      name = unknown.str();
-    }
-    names.push_back(std::move(name));
-  }
-  return names;
-}
-
-using ValueName = std::pair<int, const char*>;
+using ValueName = EnumWords::Entry;
 
 // librbd's enums (rbd/librbd.h), in value order.
 constexpr std::array<ValueName, 4> k_snap_namespaces = {
@@ -89,70 +45,48 @@ constexpr std::array<ValueName, 6> k_migration_states = {{{0, "error"},
                                                           {4, "executed"},
                                                           {5, "aborting"}}};
 
-/// The name of `value` in `table`, or nullptr.
-template <std::size_t N>
-const char* name_in(const std::array<ValueName, N>& table, int value) {
-  for (const auto& [known, name] : table) {
-    if (known == value) {
-      return name;
-    }
-  }
-  return nullptr;
-}
-
-/// An unknown value as librbd's own printers show it where they number it.
-template <std::size_t N>
-std::string name_or_number(const std::array<ValueName, N>& table, int value) {
-  const char* name = name_in(table, value);
-  return name != nullptr ? std::string(name) : "unknown-" + std::to_string(value);
-}
-
-template <std::size_t N>
-std::string name_or_unknown(const std::array<ValueName, N>& table, int value) {
-  const char* name = name_in(table, value);
-  return name != nullptr ? name : "unknown";
-}
-
 }  // namespace
 
-std::vector<std::string> feature_names(std::uint64_t mask) {
-  return names_of(mask, k_features);
+std::vector<std::string> BitWords::operator()(std::uint64_t mask) const {
+  const auto known_bits = static_cast<std::size_t>(end_ - begin_);
+  std::vector<std::string> names;
+  for (std::size_t bit = 0; bit < 64; ++bit) {
+    const std::uint64_t value = 1ULL << bit;
+    if ((mask & value) == 0) {
+      continue;
+    }
+    if (bit < known_bits) {
+      names.emplace_back(begin_[bit]);
+    } else {
+      std::ostringstream unknown;
+      unknown << "unknown-0x" << std::hex << value;
+      names.push_back(unknown.str());
+    }
+  }
+  return names;
 }
 
-std::vector<std::string> op_feature_names(std::uint64_t mask) {
-  return names_of(mask, k_op_features);
+std::string EnumWords::operator()(int value) const {
+  for (const Entry* entry = begin_; entry != end_; ++entry) {
+    if (entry->first == value) {
+      return entry->second;
+    }
+  }
+  // librbd's own printers number an unknown value where they name snapshot namespaces
+  // and trash sources, and print a bare "unknown" elsewhere.
+  return unknown_ == Unknown::numbered ? "unknown-" + std::to_string(value) : "unknown";
 }
 
-std::vector<std::string> flag_names(std::uint64_t mask) {
-  return names_of(mask, k_flags);
-}
+const BitWords feature_names{k_features};
+const BitWords op_feature_names{k_op_features};
+const BitWords flag_names{k_flags};
 
-std::string snap_namespace_name(int type) {
-  return name_or_number(k_snap_namespaces, type);
-}
-
-std::string trash_source_name(int source) {
-  return name_or_number(k_trash_sources, source);
-}
-
-std::string pool_mirror_mode_name(int mode) {
-  return name_or_unknown(k_pool_mirror_modes, mode);
-}
-
-std::string image_mirror_mode_name(int mode) {
-  return name_or_unknown(k_image_mirror_modes, mode);
-}
-
-std::string mirror_image_state_name(int state) {
-  return name_or_unknown(k_mirror_image_states, state);
-}
-
-std::string entity_type_name(int type) {
-  return name_or_unknown(k_entity_types, type);
-}
-
-std::string migration_state_name(int state) {
-  return name_or_unknown(k_migration_states, state);
-}
+const EnumWords snap_namespace_name{k_snap_namespaces, EnumWords::Unknown::numbered};
+const EnumWords trash_source_name{k_trash_sources, EnumWords::Unknown::numbered};
+const EnumWords pool_mirror_mode_name{k_pool_mirror_modes, EnumWords::Unknown::unnumbered};
+const EnumWords image_mirror_mode_name{k_image_mirror_modes, EnumWords::Unknown::unnumbered};
+const EnumWords mirror_image_state_name{k_mirror_image_states, EnumWords::Unknown::unnumbered};
+const EnumWords entity_type_name{k_entity_types, EnumWords::Unknown::unnumbered};
+const EnumWords migration_state_name{k_migration_states, EnumWords::Unknown::unnumbered};
 
 }  // namespace rbdsync::inventory

@@ -48,7 +48,7 @@ TEST(FlagNames, CoverLibrbdsFlagBits) {
 }
 
 /// What `name` calls each of `values`, in order.
-std::vector<std::string> names(std::string (*name)(int), std::initializer_list<int> values) {
+std::vector<std::string> names(const EnumWords& name, std::initializer_list<int> values) {
   std::vector<std::string> named;
   for (const int value : values) {
     named.push_back(name(value));

@@ -62,6 +62,17 @@ class CheckLimitsTest(CheckerTest):
         self.assertFinds(run(folder(1), "src/big files\n"),
                          "expected 'PATH files|lines|opt-outs NUMBER', got 'src/big files'")
 
+    # The option handling is tree_check.tree_root()'s, which every tree checker shares.
+    def test_help_prints_the_usage(self):
+        code, out = run_on_tree("check-limits.py", {}, lambda root: ["--help"])
+        self.assertEqual(code, 0, out)
+        self.assertIn("usage: check-limits.py [SOURCE_ROOT [ALLOW_LIST]]", out)
+
+    def test_an_unknown_option_is_a_usage_error_not_a_path(self):
+        code, out = run_on_tree("check-limits.py", {}, lambda root: ["--tree"])
+        self.assertEqual(code, 64, out)
+        self.assertIn("unknown option --tree", out)
+
 
 if __name__ == "__main__":
     unittest.main()

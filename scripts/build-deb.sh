@@ -14,6 +14,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+case ${1:-} in
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    -*) echo "build-deb.sh: unknown option '$1' (it takes an OUT_DIR)" >&2; exit 64 ;;
+esac
 out=$(realpath -m "${1:-$root/build-deb}")
 mkdir -p "$out"
 

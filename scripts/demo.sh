@@ -23,7 +23,11 @@ console=0
 case ${1:-} in
     "") ;;
     --console) console=1 ;;
-    *) echo "usage: $0 [--console]" >&2; exit 2 ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *) echo "demo.sh: unknown argument '$1' (use --console, or nothing)" >&2; exit 64 ;;
 esac
 
 "$root/scripts/deps.sh"

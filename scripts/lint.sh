@@ -9,10 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 format=1
-if [[ ${1:-} == --tidy-only ]]; then
-    format=0
-    shift
-fi
+case ${1:-} in
+    --tidy-only) format=0; shift ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    -*) echo "lint.sh: unknown option '$1' (--tidy-only, or a BUILD_DIR)" >&2; exit 64 ;;
+esac
 build=${1:-build}
 [[ -f $build/compile_commands.json ]] || {
     echo "lint.sh: no $build/compile_commands.json; configure first (cmake -S . -B $build)" >&2

@@ -26,6 +26,10 @@ while [[ ${1:-} == --* ]]; do
         --matrix) matrix=1 ;;
         --django) django=1 ;;
         --no-package) package=0 ;;
+        --help)
+            sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+            exit 0
+            ;;
         *) echo "test-in-root.sh: unknown option '$1'" >&2; exit 64 ;;
     esac
     shift

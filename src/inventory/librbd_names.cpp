@@ -77,16 +77,18 @@ std::string EnumWords::operator()(int value) const {
   return unknown_ == Unknown::numbered ? "unknown-" + std::to_string(value) : "unknown";
 }
 
-const BitWords feature_names{k_features};
-const BitWords op_feature_names{k_op_features};
-const BitWords flag_names{k_flags};
+// constexpr, not const: the compiler then refuses any edit that would make these run at
+// start-up, where another file's static initialiser could call one before it is made.
+constexpr BitWords feature_names{k_features};
+constexpr BitWords op_feature_names{k_op_features};
+constexpr BitWords flag_names{k_flags};
 
-const EnumWords snap_namespace_name{k_snap_namespaces, EnumWords::Unknown::numbered};
-const EnumWords trash_source_name{k_trash_sources, EnumWords::Unknown::numbered};
-const EnumWords pool_mirror_mode_name{k_pool_mirror_modes, EnumWords::Unknown::unnumbered};
-const EnumWords image_mirror_mode_name{k_image_mirror_modes, EnumWords::Unknown::unnumbered};
-const EnumWords mirror_image_state_name{k_mirror_image_states, EnumWords::Unknown::unnumbered};
-const EnumWords entity_type_name{k_entity_types, EnumWords::Unknown::unnumbered};
-const EnumWords migration_state_name{k_migration_states, EnumWords::Unknown::unnumbered};
+constexpr EnumWords snap_namespace_name{k_snap_namespaces, EnumWords::Unknown::numbered};
+constexpr EnumWords trash_source_name{k_trash_sources, EnumWords::Unknown::numbered};
+constexpr EnumWords pool_mirror_mode_name{k_pool_mirror_modes, EnumWords::Unknown::unnumbered};
+constexpr EnumWords image_mirror_mode_name{k_image_mirror_modes, EnumWords::Unknown::unnumbered};
+constexpr EnumWords mirror_image_state_name{k_mirror_image_states, EnumWords::Unknown::unnumbered};
+constexpr EnumWords entity_type_name{k_entity_types, EnumWords::Unknown::unnumbered};
+constexpr EnumWords migration_state_name{k_migration_states, EnumWords::Unknown::unnumbered};
 
 }  // namespace rbdsync::inventory

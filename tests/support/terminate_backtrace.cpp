@@ -1,7 +1,9 @@
-// Linked into every test binary: when something calls std::terminate (an exception
-// that no one catches, on any thread), print the thread's name and the stack before
-// the usual "terminate called after throwing ..." line and the abort. An uncaught
-// exception keeps the stack where it was thrown, so the frames name the thrower. A
+// Linked into the unit and integration test binaries: when something calls
+// std::terminate (an exception that no one catches, on any thread), print the thread's
+// name and the stack before the usual "terminate called after throwing ..." line and
+// the abort. An exception no frame catches is not unwound first, so the frames name the
+// thrower; one that reaches a noexcept function first is unwound to that function,
+// which the frames then name instead. A
 // test binary once died this way inside librados ("std::system_error: Invalid
 // argument", 2 s into a fixture), and stderr alone could not say where; Ceph names
 // its threads (io_context_pool, msgr-worker-0, ...), and the frames give the library

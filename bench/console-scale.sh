@@ -50,10 +50,12 @@ only=""
 search="-17"
 target_ms=250
 
+# usage: to stderr with exit 64; usage 0 (--help): to stdout with exit 0.
 usage() {
+    local status=${1:-64}
     echo "usage: $0 [--images N] [--seed S] [--build DIR] [--requests R] [--keep]" \
-        "[--only CASE,...] [--search TEXT]" >&2
-    exit 64
+        "[--only CASE,...] [--search TEXT]" >&$((status == 0 ? 1 : 2))
+    exit "$status"
 }
 while (($#)); do
     case $1 in
@@ -64,6 +66,7 @@ while (($#)); do
         --only) only=${2:-}; [[ -n $only ]] || usage; shift 2 ;;
         --search) search=${2:-}; [[ -n $search ]] || usage; shift 2 ;;
         --keep) keep=1; shift ;;
+        -h | --help) usage 0 ;;
         *) usage ;;
     esac
 done

@@ -43,9 +43,11 @@ ways_wanted=direct,librbd,cli,python,floor,floor-reads
 mix=today
 readonly pool=bench
 
+# usage: to stderr with exit 64; usage 0 (--help): to stdout with exit 0.
 usage() {
-    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor,floor-reads] [--mix today|openstack|dr]" >&2
-    exit 64
+    local status=${1:-64}
+    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor,floor-reads] [--mix today|openstack|dr]" >&$((status == 0 ? 1 : 2))
+    exit "$status"
 }
 while (($#)); do
     case $1 in
@@ -55,7 +57,7 @@ while (($#)); do
         --threads) threads=${2:-}; shift 2 || usage ;;
         --ways) ways_wanted=${2:-}; shift 2 || usage ;;
         --mix) mix=${2:-}; shift 2 || usage ;;
-        -h | --help) usage ;;
+        -h | --help) usage 0 ;;
         *) usage ;;
     esac
 done

@@ -37,9 +37,11 @@ build=$root/build
 explain=0
 pg_settings=()
 
+# usage: to stderr with exit 64; usage 0 (--help): to stdout with exit 0.
 usage() {
-    echo "usage: $0 [--images N] [--seed S] [--build DIR] [--explain] [--pg-set NAME=VALUE]..." >&2
-    exit 64
+    local status=${1:-64}
+    echo "usage: $0 [--images N] [--seed S] [--build DIR] [--explain] [--pg-set NAME=VALUE]..." >&$((status == 0 ? 1 : 2))
+    exit "$status"
 }
 while (($#)); do
     case $1 in
@@ -48,6 +50,7 @@ while (($#)); do
         --build) build=${2:-}; shift 2 || usage ;;
         --explain) explain=1; shift ;;
         --pg-set) pg_settings+=("${2:-}"); shift 2 || usage ;;
+        -h | --help) usage 0 ;;
         *) usage ;;
     esac
 done

@@ -28,9 +28,11 @@ PROG=${0##*/}
 root=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "$PROG: $*" >&2; exit 1; }
 log() { echo "$PROG: $*" >&2; }
+# usage: the header to stderr with exit 64; usage 0 (--help): to stdout with exit 0.
 usage() {
-    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
-    exit 64
+    local status=${1:-64}
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&$((status == 0 ? 1 : 2))
+    exit "$status"
 }
 
 deb="" tag="" save=""
@@ -39,7 +41,7 @@ while [[ ${1:-} == --* ]]; do
         --deb) deb=$(realpath -e -- "${2:?--deb needs a path}") || die "no package at '$2'"; shift 2 ;;
         --tag) tag=${2:?--tag needs a name}; shift 2 ;;
         --save) save=$(realpath -m -- "${2:?--save needs a file}"); shift 2 ;;
-        -h | --help) usage ;;
+        -h | --help) usage 0 ;;
         *) die "unknown option '$1' (--deb, --tag, --save)" ;;
     esac
 done

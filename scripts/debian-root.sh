@@ -24,9 +24,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "$PROG: $*" >&2; exit 1; }
 log() { echo "$PROG: $*" >&2; }
 
+# usage: the header to stderr with exit 2; usage 0 (--help): to stdout with exit 0.
 usage() {
-    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
-    exit 2
+    local status=${1:-2}
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&$((status == 0 ? 1 : 2))
+    exit "$status"
 }
 
 # What a root needs to build rbd-sync and its tests, build its Debian package, and run
@@ -114,6 +116,6 @@ case $1 in
     make) (($# == 3)) || usage; cmd_make "$2" "$3" ;;
     run) (($# >= 3)) || usage; shift; cmd_run "$@" ;;
     packages) (($# == 2)) || usage; packages "$2" ;;
-    -h | --help) usage ;;
+    -h | --help) usage 0 ;;
     *) usage ;;
 esac

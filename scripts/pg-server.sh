@@ -72,9 +72,12 @@ readonly APP_ROLE=rbdsync
 readonly MARKER=.pg-server-dir   # marks DIR as ours: stop only rm -rf's such dirs
 
 
+# usage: to stderr with exit 2; usage 0 (--help): to stdout with exit 0.
 usage() {
-    echo "usage: $PROG start|stop|status|halt|resume DIR   (env: RBDSYNC_PG_PORT, default auto)" >&2
-    exit 2
+    local status=${1:-2}
+    echo "usage: $PROG start|stop|status|halt|resume DIR   (env: RBDSYNC_PG_PORT, default auto)" \
+        >&$((status == 0 ? 1 : 2))
+    exit "$status"
 }
 
 
@@ -398,6 +401,7 @@ cmd_resume() {
 
 # --- main -------------------------------------------------------------------
 
+[[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
 (($# == 2)) || usage
 DIR=$(sandbox_dir "$2")
 DATA=$DIR/data

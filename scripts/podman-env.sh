@@ -24,6 +24,10 @@ die() { echo "$PROG: $*" >&2; exit 1; }
 
 cmd=${1:-}
 dir=${2:-}
+if [[ $cmd == -h || $cmd == --help ]]; then
+    echo "usage: $PROG start|stop DIR"
+    exit 0
+fi
 [[ -n $cmd && -n $dir ]] || die "usage: $PROG start|stop DIR"
 dir=$(realpath -m -- "$dir")
 

@@ -12,15 +12,12 @@
 # prints rbd-sync's .deb's path last. Needs the packages of
 # scripts/deps.sh (debhelper, the -dev libraries).
 set -euo pipefail
+source "$(dirname "$0")/lib/usage.sh"
+if [[ ${1:-} == -* ]]; then
+    answer_help_or_refuse "$1" "it takes an OUT_DIR"
+fi
 cd "$(dirname "$0")/.."
 root=$PWD
-case ${1:-} in
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    -*) echo "build-deb.sh: unknown option '$1' (it takes an OUT_DIR)" >&2; exit 64 ;;
-esac
 out=$(realpath -m "${1:-$root/build-deb}")
 mkdir -p "$out"
 

@@ -24,6 +24,7 @@
 # the environment (CONTAINERS_CONF, CONTAINERS_STORAGE_CONF: scripts/podman-env.sh makes
 # throwaway ones for the tests).
 set -euo pipefail
+source "$(dirname "$0")/lib/usage.sh"
 PROG=${0##*/}
 root=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "$PROG: $*" >&2; exit 1; }
@@ -31,7 +32,7 @@ log() { echo "$PROG: $*" >&2; }
 # usage: the header to stderr with exit 64; usage 0 (--help): to stdout with exit 0.
 usage() {
     local status=${1:-64}
-    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&$((status == 0 ? 1 : 2))
+    print_header >&$((status == 0 ? 1 : 2))
     exit "$status"
 }
 

@@ -2,13 +2,10 @@
 # Fails (and lists the files) when clang-format would change any tracked C++ source.
 # Usage: scripts/check-format.sh [clang-format binary]
 set -euo pipefail
-case ${1:-} in
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    -*) echo "check-format.sh: unknown option '$1' (it takes a clang-format binary)" >&2; exit 64 ;;
-esac
+source "$(dirname "$0")/lib/usage.sh"
+if [[ ${1:-} == -* ]]; then
+    answer_help_or_refuse "$1" "it takes a clang-format binary"
+fi
 cd "$(dirname "$0")/.."
 clang_format=${1:-clang-format}
 # Listed first: set -e does not see a failure inside a process substitution, and a git

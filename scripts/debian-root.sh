@@ -18,6 +18,7 @@
 # makes a root in 2-3 minutes; a daemon started from it is an ordinary process of the
 # host, which the sandbox scripts start, wait for and kill as they do the host's.
 set -euo pipefail
+source "$(dirname "$0")/lib/usage.sh"
 
 PROG=${0##*/}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +28,7 @@ log() { echo "$PROG: $*" >&2; }
 # usage: the header to stderr with exit 2; usage 0 (--help): to stdout with exit 0.
 usage() {
     local status=${1:-2}
-    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&$((status == 0 ? 1 : 2))
+    print_header >&$((status == 0 ? 1 : 2))
     exit "$status"
 }
 

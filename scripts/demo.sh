@@ -16,6 +16,7 @@
 #        RBDSYNC_DEMO_KEEP=1 (leave the services running and print how to reach them).
 #        Every variable: docs/testing.md, "Environment variables".
 set -euo pipefail
+source "$(dirname "$0")/lib/usage.sh"
 cd "$(dirname "$0")/.."
 root=$PWD
 say() { printf '\n== %s\n' "$*"; }
@@ -23,11 +24,7 @@ console=0
 case ${1:-} in
     "") ;;
     --console) console=1 ;;
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *) echo "demo.sh: unknown argument '$1' (use --console, or nothing)" >&2; exit 64 ;;
+    *) answer_help_or_refuse "$1" "use --console, or nothing" ;;
 esac
 
 "$root/scripts/deps.sh"

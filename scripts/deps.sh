@@ -8,14 +8,10 @@
 # dpkg-query first, and apt-get (update + install) only runs when something is
 # missing, so CI can call this on every run at ~no cost.
 set -euo pipefail
-case ${1:-} in
-    "") ;;
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *) echo "deps.sh: unknown argument '$1' (it takes none)" >&2; exit 64 ;;
-esac
+source "$(dirname "$0")/lib/usage.sh"
+if (($# > 0)); then
+    answer_help_or_refuse "$1" "it takes none"
+fi
 
 # --- package list -----------------------------------------------------------
 # Build tool chain and code-style tools (build-essential: dpkg-buildpackage requires it

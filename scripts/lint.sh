@@ -7,16 +7,16 @@
 # clang-tidy reuses a file's clean verdict while nothing it sees has changed
 # (scripts/tidy-cached.py; RBDSYNC_TIDY_CACHE=off checks every file).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib/usage.sh"
 format=1
-case ${1:-} in
-    --tidy-only) format=0; shift ;;
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    -*) echo "lint.sh: unknown option '$1' (--tidy-only, or a BUILD_DIR)" >&2; exit 64 ;;
-esac
+if [[ ${1:-} == --tidy-only ]]; then
+    format=0
+    shift
+fi
+if [[ ${1:-} == -* ]]; then
+    answer_help_or_refuse "$1" "--tidy-only, or a BUILD_DIR"
+fi
+cd "$(dirname "$0")/.."
 build=${1:-build}
 [[ -f $build/compile_commands.json ]] || {
     echo "lint.sh: no $build/compile_commands.json; configure first (cmake -S . -B $build)" >&2

@@ -18,6 +18,7 @@
 #      (not with --no-package).
 # Prints how long each part took; exits non-zero when any part failed.
 set -euo pipefail
+source "$(dirname "$0")/lib/usage.sh"
 cd "$(dirname "$0")/.."
 root=$PWD
 matrix=0 django=0 package=1
@@ -26,11 +27,7 @@ while [[ ${1:-} == --* ]]; do
         --matrix) matrix=1 ;;
         --django) django=1 ;;
         --no-package) package=0 ;;
-        --help)
-            sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-            exit 0
-            ;;
-        *) echo "test-in-root.sh: unknown option '$1'" >&2; exit 64 ;;
+        *) answer_help_or_refuse "$1" "--matrix, --django, --no-package, then BUILD_DIR" ;;
     esac
     shift
 done

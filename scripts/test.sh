@@ -32,20 +32,14 @@
 set -euo pipefail
 # A developer's CEPH_ARGS would change what the suite's clients connect as, or where.
 unset CEPH_ARGS
+source "$(dirname "$0")/lib/usage.sh"
 cd "$(dirname "$0")/.."
 root=$PWD
 all=0
 case ${1:-} in
     "") ;;
     --all) all=1 ;;
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "test.sh: unknown argument '$1' (use --all, or nothing)" >&2
-        exit 64
-        ;;
+    *) answer_help_or_refuse "$1" "use --all, or nothing" ;;
 esac
 build_jobs=$(nproc)
 test_jobs=${RBDSYNC_TEST_JOBS:-4}

@@ -3,11 +3,10 @@
 // name and the stack before the usual "terminate called after throwing ..." line and
 // the abort. An exception no frame catches is not unwound first, so the frames name the
 // thrower; one that reaches a noexcept function first is unwound to that function,
-// which the frames then name instead. A
-// test binary once died this way inside librados ("std::system_error: Invalid
-// argument", 2 s into a fixture), and stderr alone could not say where; Ceph names
-// its threads (io_context_pool, msgr-worker-0, ...), and the frames give the library
-// and offset to resolve with addr2line.
+// which the frames then name instead. A test binary once died this way inside librados
+// ("std::system_error: Invalid argument", 2 s into a fixture), and stderr alone could
+// not say where; Ceph names its threads (io_context_pool, msgr-worker-0, ...), and the
+// frames give the library and offset to resolve with addr2line.
 #include <execinfo.h>
 #include <pthread.h>
 #include <unistd.h>

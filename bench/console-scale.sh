@@ -41,6 +41,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/lib/usage.sh"
 images=100000
 seed=37
 build=$root/build
@@ -50,12 +51,10 @@ only=""
 search="-17"
 target_ms=250
 
-# usage: to stderr with exit 64; usage 0 (--help): to stdout with exit 0.
 usage() {
-    local status=${1:-64}
     echo "usage: $0 [--images N] [--seed S] [--build DIR] [--requests R] [--keep]" \
-        "[--only CASE,...] [--search TEXT]" >&$((status == 0 ? 1 : 2))
-    exit "$status"
+        "[--only CASE,...] [--search TEXT]" >&2
+    exit 64
 }
 while (($#)); do
     case $1 in
@@ -66,7 +65,7 @@ while (($#)); do
         --only) only=${2:-}; [[ -n $only ]] || usage; shift 2 ;;
         --search) search=${2:-}; [[ -n $search ]] || usage; shift 2 ;;
         --keep) keep=1; shift ;;
-        -h | --help) usage 0 ;;
+        -h | --help) answer_help "$1" ;;
         *) usage ;;
     esac
 done

@@ -35,6 +35,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/lib/usage.sh"
 images=10000
 runs=3
 build=$root/build
@@ -43,11 +44,9 @@ ways_wanted=direct,librbd,cli,python,floor,floor-reads
 mix=today
 readonly pool=bench
 
-# usage: to stderr with exit 64; usage 0 (--help): to stdout with exit 0.
 usage() {
-    local status=${1:-64}
-    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor,floor-reads] [--mix today|openstack|dr]" >&$((status == 0 ? 1 : 2))
-    exit "$status"
+    echo "usage: $0 [--images N] [--runs R] [--build DIR] [--threads T] [--ways direct,librbd,cli,python,floor,floor-reads] [--mix today|openstack|dr]" >&2
+    exit 64
 }
 while (($#)); do
     case $1 in
@@ -57,7 +56,7 @@ while (($#)); do
         --threads) threads=${2:-}; shift 2 || usage ;;
         --ways) ways_wanted=${2:-}; shift 2 || usage ;;
         --mix) mix=${2:-}; shift 2 || usage ;;
-        -h | --help) usage 0 ;;
+        -h | --help) answer_help "$1" ;;
         *) usage ;;
     esac
 done

@@ -31,17 +31,16 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/lib/usage.sh"
 images=1000000
 seed=18
 build=$root/build
 explain=0
 pg_settings=()
 
-# usage: to stderr with exit 64; usage 0 (--help): to stdout with exit 0.
 usage() {
-    local status=${1:-64}
-    echo "usage: $0 [--images N] [--seed S] [--build DIR] [--explain] [--pg-set NAME=VALUE]..." >&$((status == 0 ? 1 : 2))
-    exit "$status"
+    echo "usage: $0 [--images N] [--seed S] [--build DIR] [--explain] [--pg-set NAME=VALUE]..." >&2
+    exit 64
 }
 while (($#)); do
     case $1 in
@@ -50,7 +49,7 @@ while (($#)); do
         --build) build=${2:-}; shift 2 || usage ;;
         --explain) explain=1; shift ;;
         --pg-set) pg_settings+=("${2:-}"); shift 2 || usage ;;
-        -h | --help) usage 0 ;;
+        -h | --help) answer_help "$1" ;;
         *) usage ;;
     esac
 done

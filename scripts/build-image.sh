@@ -29,11 +29,9 @@ PROG=${0##*/}
 root=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "$PROG: $*" >&2; exit 1; }
 log() { echo "$PROG: $*" >&2; }
-# usage: the header to stderr with exit 64; usage 0 (--help): to stdout with exit 0.
 usage() {
-    local status=${1:-64}
-    print_header >&$((status == 0 ? 1 : 2))
-    exit "$status"
+    print_header >&2
+    exit 64
 }
 
 deb="" tag="" save=""
@@ -42,7 +40,7 @@ while [[ ${1:-} == --* ]]; do
         --deb) deb=$(realpath -e -- "${2:?--deb needs a path}") || die "no package at '$2'"; shift 2 ;;
         --tag) tag=${2:?--tag needs a name}; shift 2 ;;
         --save) save=$(realpath -m -- "${2:?--save needs a file}"); shift 2 ;;
-        -h | --help) usage 0 ;;
+        -h | --help) answer_help "$1" ;;
         *) die "unknown option '$1' (--deb, --tag, --save)" ;;
     esac
 done

@@ -60,6 +60,7 @@ PROG=${0##*/}
 SELF=$(realpath -- "$0")
 # shellcheck source=scripts/lib/sandbox.sh
 source "$(dirname "$0")/lib/sandbox.sh"
+source "$(dirname "$0")/lib/usage.sh"
 
 # Every ceph/rados CLI call is bounded: some commands block forever when the
 # cluster (or the mgr) is not there. timeout kills, --connect-timeout makes the
@@ -76,15 +77,13 @@ readonly MARKER=.ceph-cluster-dir   # marks DIR as ours: stop only rm -rf's such
 readonly ROOT_RECORD=ceph-root      # the RBDSYNC_CEPH_ROOT the cluster was started from
 
 
-# usage: to stderr with exit 2; usage 0 (--help): to stdout with exit 0.
 usage() {
-    local status=${1:-2}
-    cat >&$((status == 0 ? 1 : 2)) <<EOF
+    cat >&2 <<EOF
 usage: $PROG start|stop|status|kill-mon|start-mon DIR
   env: RBDSYNC_CEPH_PORT (auto)  RBDSYNC_CEPH_MGR (0|1)  RBDSYNC_CEPH_OBJECTSTORE (memstore|bluestore)
        RBDSYNC_CEPH_OSD_MEMORY_TARGET (1073741824)
 EOF
-    exit "$status"
+    exit 2
 }
 
 
@@ -538,7 +537,7 @@ cmd_start_mon() {
 
 # --- main -------------------------------------------------------------------
 
-[[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
+answer_help "${1:-}"
 (($# == 2)) || usage
 DIR=$(sandbox_dir "$2")
 CONF=$DIR/ceph.conf

@@ -25,11 +25,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "$PROG: $*" >&2; exit 1; }
 log() { echo "$PROG: $*" >&2; }
 
-# usage: the header to stderr with exit 2; usage 0 (--help): to stdout with exit 0.
 usage() {
-    local status=${1:-2}
-    print_header >&$((status == 0 ? 1 : 2))
-    exit "$status"
+    print_header >&2
+    exit 2
 }
 
 # What a root needs to build rbd-sync and its tests, build its Debian package, and run
@@ -117,6 +115,6 @@ case $1 in
     make) (($# == 3)) || usage; cmd_make "$2" "$3" ;;
     run) (($# >= 3)) || usage; shift; cmd_run "$@" ;;
     packages) (($# == 2)) || usage; packages "$2" ;;
-    -h | --help) usage 0 ;;
+    -h | --help) answer_help "$1" ;;
     *) usage ;;
 esac

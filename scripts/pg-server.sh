@@ -47,6 +47,7 @@ PROG=${0##*/}
 SELF=$(realpath -- "$0")
 # shellcheck source=scripts/lib/sandbox.sh
 source "$(dirname "$0")/lib/sandbox.sh"
+source "$(dirname "$0")/lib/usage.sh"
 
 # Read our knob, then drop every PG* variable of the caller: its libpq
 # settings (PGHOST, PGUSER, even PGPASSWORD, which would override pgpass) must
@@ -72,12 +73,9 @@ readonly APP_ROLE=rbdsync
 readonly MARKER=.pg-server-dir   # marks DIR as ours: stop only rm -rf's such dirs
 
 
-# usage: to stderr with exit 2; usage 0 (--help): to stdout with exit 0.
 usage() {
-    local status=${1:-2}
-    echo "usage: $PROG start|stop|status|halt|resume DIR   (env: RBDSYNC_PG_PORT, default auto)" \
-        >&$((status == 0 ? 1 : 2))
-    exit "$status"
+    echo "usage: $PROG start|stop|status|halt|resume DIR   (env: RBDSYNC_PG_PORT, default auto)" >&2
+    exit 2
 }
 
 
@@ -401,7 +399,7 @@ cmd_resume() {
 
 # --- main -------------------------------------------------------------------
 
-[[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
+answer_help "${1:-}"
 (($# == 2)) || usage
 DIR=$(sandbox_dir "$2")
 DATA=$DIR/data

@@ -19,15 +19,13 @@
 #     the image is imported once, so vfs's copies cost only disk;
 #   - events and logs to files: no journald on a CI machine.
 set -euo pipefail
+source "$(dirname "$0")/lib/usage.sh"
 PROG=${0##*/}
 die() { echo "$PROG: $*" >&2; exit 1; }
 
+answer_help "${1:-}"
 cmd=${1:-}
 dir=${2:-}
-if [[ $cmd == -h || $cmd == --help ]]; then
-    echo "usage: $PROG start|stop DIR"
-    exit 0
-fi
 [[ -n $cmd && -n $dir ]] || die "usage: $PROG start|stop DIR"
 dir=$(realpath -m -- "$dir")
 
